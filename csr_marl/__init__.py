@@ -1,0 +1,31 @@
+"""csr_marl: a customer-service contact center as a multi-agent RL environment and a staffing tool.
+
+    import csr_marl
+    scn = csr_marl.load_scenario("standard_day", overrides={"staffing.resolver": 5})
+    res = csr_marl.simulate(scn, policy="heuristic", seed=0)
+    print(res.kpis["service_level"])
+
+The PettingZoo factories ``env``, ``raw_env`` and ``parallel_env`` are imported on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import ScenarioError, load_scenario, scenario_names
+from .simulation import simulate
+
+__version__ = "0.1.0"
+
+_ENV_NAMES = ("env", "raw_env", "parallel_env")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ENV_NAMES:
+        from . import envs
+
+        return getattr(envs, name)
+    raise AttributeError(f"module 'csr_marl' has no attribute {name!r}")
+
+
+__all__ = ["ScenarioError", "load_scenario", "scenario_names", "simulate", *_ENV_NAMES]

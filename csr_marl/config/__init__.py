@@ -1,0 +1,36 @@
+"""Scenario configuration: frozen pydantic models, YAML loading and dotted overrides."""
+
+from .distributions import Deterministic, Distribution, Empirical, Exponential, Gamma, Lognormal
+from .domain import CATEGORIES, PRIORITIES, ROLES, ROUTES, TIERS
+from .loading import (
+    ScenarioError,
+    apply_overrides,
+    load_scenario,
+    load_ticket_bank,
+    scenario_names,
+    scenarios_dir,
+)
+from .scenario import Scenario
+from .tickets import TicketBank
+
+__all__ = [
+    "CATEGORIES",
+    "PRIORITIES",
+    "ROLES",
+    "ROUTES",
+    "TIERS",
+    "Deterministic",
+    "Distribution",
+    "Empirical",
+    "Exponential",
+    "Gamma",
+    "Lognormal",
+    "Scenario",
+    "ScenarioError",
+    "TicketBank",
+    "apply_overrides",
+    "load_scenario",
+    "load_ticket_bank",
+    "scenario_names",
+    "scenarios_dir",
+]

@@ -1,0 +1,194 @@
+"""Reading scenarios and ticket banks from YAML, with dotted-path overrides and clear errors."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+from pydantic import ValidationError
+
+from .scenario import Scenario
+from .tickets import TicketBank
+
+_DIST_TAGS = {"exponential", "lognormal", "gamma", "deterministic", "empirical"}
+
+
+class ScenarioError(ValueError):
+    """A scenario, override or ticket bank is malformed; the message names the field and value."""
+
+
+def scenarios_dir() -> Path:
+    """Where named scenarios live: ``$CSR_MARL_SCENARIOS`` or the project's ``scenarios/`` folder."""
+    env = os.environ.get("CSR_MARL_SCENARIOS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def scenario_names() -> list[str]:
+    """Names accepted by :func:`load_scenario`, e.g. ``standard_day`` or ``validation/mmc``."""
+    root = scenarios_dir()
+    names = []
+    for path in sorted(root.rglob("*.yaml")):
+        rel = path.relative_to(root)
+        if rel.parts[0] == "tickets":
+            continue
+        names.append(rel.with_suffix("").as_posix())
+    return names
+
+
+def _find(name_or_path: str | os.PathLike[str]) -> Path:
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml"):
+        if path.is_file():
+            return path
+        raise ScenarioError(f"scenario file not found: {path}")
+    root = scenarios_dir()
+    for candidate in (root / f"{path}.yaml", *sorted(root.glob(f"*/{path}.yaml"))):
+        if candidate.is_file() and candidate.relative_to(root).parts[0] != "tickets":
+            return candidate
+    raise ScenarioError(
+        f"unknown scenario {str(name_or_path)!r}; known: {', '.join(scenario_names())}"
+    )
+
+
+def _read_yaml(path: Path, what: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return yaml.safe_load(handle)
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{what} {path.name}: not valid YAML: {exc}") from None
+
+
+def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Set ``{"a.b.c": value}`` entries into a nested mapping (a copy), creating levels as needed."""
+    result = copy.deepcopy(raw)
+    for dotted, value in overrides.items():
+        keys = str(dotted).split(".")
+        if not all(keys):
+            raise ScenarioError(f"override {dotted!r}: empty key in dotted path")
+        node = result
+        for depth, key in enumerate(keys[:-1]):
+            child = node.get(key)
+            if child is None:
+                child = node[key] = {}
+            elif not isinstance(child, dict):
+                where = ".".join(keys[: depth + 1])
+                raise ScenarioError(f"override {dotted!r}: {where} is a value, not a section")
+            node = child
+        node[keys[-1]] = value
+    return result
+
+
+def format_validation_error(prefix: str, exc: ValidationError, data: Any = None) -> str:
+    """One line naming the first bad field path and value (and how many more problems there are)."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = [str(part) for part in first["loc"] if str(part) not in _DIST_TAGS]
+    path = ".".join(p if not p.isdigit() else f"[{p}]" for p in loc).replace(".[", "[")
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        message = "unknown key"
+    value = first.get("input")
+    shown = "" if isinstance(value, (dict, list)) or value is None else f" (got {value!r})"
+    more = f" [+{len(errors) - 1} more]" if len(errors) > 1 else ""
+    field = f"{path}: " if path else ""
+    return f"{prefix}: {field}{message}{shown}{more}"
+
+
+def load_scenario(
+    name_or_path: str | os.PathLike[str] | Scenario, overrides: Mapping[str, Any] | None = None
+) -> Scenario:
+    """Load a scenario by name (see :func:`scenario_names`), YAML path, or copy a loaded one.
+
+    ``overrides`` maps dotted paths to values, e.g. ``{"staffing.resolver": 3}``. Relative paths in
+    the scenario (ticket bank, arrival trace) resolve against the scenario file's folder, then
+    against the scenarios folder. Raises :class:`ScenarioError` with one line naming what is wrong.
+    """
+    if isinstance(name_or_path, Scenario):
+        raw = name_or_path.model_dump(mode="json", exclude_unset=True)
+        base = None
+        label = name_or_path.name
+    else:
+        path = _find(name_or_path)
+        raw = _read_yaml(path, "scenario")
+        if not isinstance(raw, dict):
+            raise ScenarioError(f"scenario {path.name}: expected a mapping at the top level")
+        base = path.parent
+        label = str(raw.get("name") or path.stem)
+    raw = apply_overrides(raw, overrides or {})
+    try:
+        scenario = Scenario.model_validate(raw)
+    except ValidationError as exc:
+        raise ScenarioError(format_validation_error(f"scenario {label!r}", exc)) from None
+    updates: dict[str, Any] = {}
+    bank = _resolve(scenario.tickets.bank, base, f"scenario {label!r}: tickets.bank")
+    updates["tickets"] = scenario.tickets.model_copy(update={"bank": str(bank)})
+    if scenario.arrivals.trace is not None:
+        trace = _resolve(scenario.arrivals.trace, base, f"scenario {label!r}: arrivals.trace")
+        updates["arrivals"] = scenario.arrivals.model_copy(update={"trace": str(trace)})
+        read_trace(str(trace))
+    scenario = scenario.model_copy(update=updates)
+    load_ticket_bank(scenario.tickets.bank)  # fail now, not mid-run
+    return scenario
+
+
+def _resolve(relative: str, base: Path | None, what: str) -> Path:
+    path = Path(relative)
+    candidates = [path] if path.is_absolute() else [
+        *([base / path] if base is not None else []),
+        scenarios_dir() / path,
+    ]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate.resolve()
+    raise ScenarioError(f"{what}: file not found: {relative!r}")
+
+
+@lru_cache(maxsize=16)
+def load_ticket_bank(path: str) -> TicketBank:
+    """Load and validate a ticket bank YAML file (cached per path)."""
+    file = Path(path)
+    if not file.is_file():
+        raise ScenarioError(f"ticket bank not found: {path}")
+    raw = _read_yaml(file, "ticket bank")
+    try:
+        return TicketBank.model_validate(raw)
+    except ValidationError as exc:
+        raise ScenarioError(format_validation_error(f"ticket bank {file.name}", exc)) from None
+
+
+@lru_cache(maxsize=8)
+def read_trace(path: str) -> tuple[float, ...]:
+    """Arrival minutes from a CSV trace: one column ``arrival_minute`` (a header row is optional).
+
+    Times must be non-negative and in order; the message names the first bad line.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise ScenarioError(f"arrival trace not found: {path}")
+    times: list[float] = []
+    with open(file, encoding="utf-8", newline="") as handle:
+        for number, row in enumerate(csv.reader(handle), start=1):
+            if not row or not row[0].strip() or row[0].lstrip().startswith("#"):
+                continue
+            cell = row[0].strip()
+            try:
+                value = float(cell)
+            except ValueError:
+                if number == 1:
+                    continue  # header
+                raise ScenarioError(f"arrival trace {file.name}, line {number}: not a number: {cell!r}") from None
+            if value < 0 or (times and value < times[-1]):
+                raise ScenarioError(
+                    f"arrival trace {file.name}, line {number}: {value} is negative or out of order"
+                )
+            times.append(value)
+    if not times:
+        raise ScenarioError(f"arrival trace {file.name}: no arrival times")
+    return tuple(times)

@@ -1,0 +1,273 @@
+"""The scenario: everything that describes one contact center, as frozen pydantic models.
+
+A scenario plus a seed fully determines a run, so scenarios are immutable and picklable (they travel to
+worker processes). Field names are the YAML keys documented in DESIGN.md §7.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .distributions import Distribution, Exponential, Lognormal
+from .domain import ALL_TOOLS, PRIORITIES, ROLES, TIERS
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Surge(_Frozen):
+    """Arrivals multiplied by ``multiplier`` during [start_minute, end_minute)."""
+
+    start_minute: float = Field(ge=0)
+    end_minute: float = Field(gt=0)
+    multiplier: float = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _order(self) -> "Surge":
+        if self.end_minute <= self.start_minute:
+            raise ValueError(
+                f"end_minute ({self.end_minute}) must be after start_minute ({self.start_minute})"
+            )
+        return self
+
+
+class Arrivals(_Frozen):
+    """Exactly one of a constant rate, a piecewise time-of-day profile, or a CSV trace."""
+
+    rate_per_hour: float | None = Field(default=None, gt=0)
+    profile: tuple[tuple[float, float], ...] | None = None
+    surges: tuple[Surge, ...] = ()
+    trace: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "Arrivals":
+        given = [k for k in ("rate_per_hour", "profile", "trace") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of rate_per_hour, profile or trace "
+                f"(got {', '.join(given) if given else 'none'})"
+            )
+        if self.profile is not None:
+            if not self.profile:
+                raise ValueError("profile: needs at least one [start_minute, rate_per_hour] pair")
+            if self.profile[0][0] != 0:
+                raise ValueError(f"profile: the first period must start at minute 0, got {self.profile[0][0]}")
+            for i, (start, rate) in enumerate(self.profile):
+                if rate < 0:
+                    raise ValueError(f"profile[{i}]: rate_per_hour must be >= 0, got {rate}")
+                if i and start <= self.profile[i - 1][0]:
+                    raise ValueError(
+                        f"profile[{i}]: start_minute {start} is not after {self.profile[i - 1][0]}"
+                    )
+            if max(rate for _, rate in self.profile) <= 0:
+                raise ValueError("profile: at least one period needs a rate above 0")
+        if self.trace is not None and self.surges:
+            raise ValueError("surges cannot be combined with a replayed trace")
+        return self
+
+
+class Reopen(_Frozen):
+    """A customer whose ticket was closed unresolved comes back as a new contact."""
+
+    probability: float = Field(default=0.8, ge=0, le=1)
+    delay: Distribution = Exponential(dist="exponential", mean_minutes=60.0)
+    max_returns: int = Field(default=1, ge=0)
+
+
+class SelfReport(_Frozen):
+    """How often the customer's own web-form category and urgency are right (used with no triage)."""
+
+    category_accuracy: float = Field(default=0.75, ge=0, le=1)
+    priority_accuracy: float = Field(default=0.5, ge=0, le=1)
+
+
+class Customers(_Frozen):
+    tier_mix: dict[str, float] = Field(
+        default_factory=lambda: {"basic": 0.7, "premium": 0.2, "enterprise": 0.1}
+    )
+    patience: Distribution | None = Exponential(dist="exponential", mean_minutes=30.0)
+    patience_factor: dict[str, float] = Field(default_factory=dict)
+    reopen: Reopen = Reopen()
+    self_report: SelfReport = SelfReport()
+
+    @model_validator(mode="after")
+    def _mix(self) -> "Customers":
+        for tier in list(self.tier_mix) + list(self.patience_factor):
+            if tier not in TIERS:
+                raise ValueError(f"unknown tier {tier!r} (expected one of {', '.join(TIERS)})")
+        for tier, share in self.tier_mix.items():
+            if share < 0:
+                raise ValueError(f"tier_mix.{tier}: share must be >= 0, got {share}")
+        total = sum(self.tier_mix.values())
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"tier_mix: shares must sum to 1, got {total:g}")
+        for tier, factor in self.patience_factor.items():
+            if factor <= 0:
+                raise ValueError(f"patience_factor.{tier}: must be > 0, got {factor}")
+        return self
+
+
+class Tickets(_Frozen):
+    bank: str = "tickets/default.yaml"
+
+
+class ShiftChange(_Frozen):
+    """From ``at_minute`` on, the given roles have the given headcount (others unchanged)."""
+
+    at_minute: float = Field(ge=0)
+    triage: int | None = Field(default=None, ge=0)
+    resolver: int | None = Field(default=None, ge=0)
+    escalation: int | None = Field(default=None, ge=0)
+
+
+class Staffing(_Frozen):
+    triage: int = Field(default=1, ge=0)
+    resolver: int = Field(default=4, ge=0)
+    escalation: int = Field(default=1, ge=0)
+    shifts: tuple[ShiftChange, ...] = ()
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Staffing":
+        for i in range(1, len(self.shifts)):
+            if self.shifts[i].at_minute <= self.shifts[i - 1].at_minute:
+                raise ValueError(
+                    f"shifts out of order: shifts[{i}].at_minute={self.shifts[i].at_minute} "
+                    f"is not after shifts[{i - 1}].at_minute={self.shifts[i - 1].at_minute}"
+                )
+        return self
+
+    def headcount_at(self, role: str, minute: float) -> int:
+        count = getattr(self, role)
+        for change in self.shifts:
+            if change.at_minute > minute:
+                break
+            if getattr(change, role) is not None:
+                count = getattr(change, role)
+        return count
+
+    def peak(self, role: str) -> int:
+        counts = [getattr(self, role)] + [
+            getattr(c, role) for c in self.shifts if getattr(c, role) is not None
+        ]
+        return max(counts)
+
+
+_DEFAULT_TOOL = Lognormal(dist="lognormal", mean_minutes=2.0, cv=0.6)
+
+
+class HandleTimes(_Frozen):
+    triage: Distribution = Lognormal(dist="lognormal", mean_minutes=1.0, cv=0.5)
+    tools: dict[str, Distribution] = Field(default_factory=dict)
+    default_tool: Distribution = _DEFAULT_TOOL
+    escalation: dict[str, Distribution] = Field(
+        default_factory=dict,
+        description="overrides for tools performed at the escalation desk (e.g. respond_user)",
+    )
+
+    @model_validator(mode="after")
+    def _known(self) -> "HandleTimes":
+        for group in ("tools", "escalation"):
+            for tool in getattr(self, group):
+                if tool not in ALL_TOOLS:
+                    raise ValueError(f"{group}: unknown tool {tool!r} (known: {', '.join(ALL_TOOLS)})")
+        return self
+
+    def for_tool(self, tool: str, at_escalation_desk: bool = False) -> Distribution:
+        if at_escalation_desk and tool in self.escalation:
+            return self.escalation[tool]
+        return self.tools.get(tool, self.default_tool)
+
+
+class ServiceLevel(_Frozen):
+    threshold_minutes: float = Field(default=1.0, gt=0)
+
+
+def _default_sla() -> dict[str, float]:
+    return {"urgent": 15.0, "high": 60.0, "medium": 240.0, "low": 1440.0}
+
+
+class Rewards(_Frozen):
+    """Reward components (DESIGN §5). Positive numbers pay, negative ones cost."""
+
+    mode: Literal["shared", "individual", "mixed"] = "shared"
+    mixed_share: float = Field(default=0.5, ge=0, le=1, description="weight of the team part in mixed")
+    classification_right: float = 0.2
+    priority_right: float = 0.1
+    priority_wrong_per_level: float = -0.05
+    routing_right: float = 0.2
+    routing_wrong: float = -0.2
+    step_needed: float = 0.2
+    step_wasted: float = -0.1
+    resolution: float = 0.5
+    tier_weight: dict[str, float] = Field(
+        default_factory=lambda: {"basic": 1.0, "premium": 1.5, "enterprise": 2.0}
+    )
+    waiting_per_minute: dict[str, float] = Field(
+        default_factory=lambda: {"low": -0.001, "medium": -0.002, "high": -0.005, "urgent": -0.01}
+    )
+    abandonment: float = -1.0
+    sla_breach: float = -0.5
+    illegal_action: float | None = Field(
+        default=None, description="None: an illegal action raises; a number: it is the penalty"
+    )
+
+    @model_validator(mode="after")
+    def _keys(self) -> "Rewards":
+        for tier in self.tier_weight:
+            if tier not in TIERS:
+                raise ValueError(f"tier_weight: unknown tier {tier!r}")
+        for priority in self.waiting_per_minute:
+            if priority not in PRIORITIES:
+                raise ValueError(f"waiting_per_minute: unknown priority {priority!r}")
+        return self
+
+
+class Observation(_Frozen):
+    queue_slots: int = Field(default=5, ge=1, le=64)
+    text_features: int = Field(default=32, ge=4, le=1024)
+
+
+class Workflow(_Frozen):
+    max_actions_per_ticket: int = Field(
+        default=12, ge=1, description="after this many tool actions only respond/escalate remain"
+    )
+
+
+class Scenario(_Frozen):
+    name: str = Field(min_length=1)
+    description: str = ""
+    horizon_minutes: float = Field(default=480.0, gt=0)
+    warmup_minutes: float = Field(default=0.0, ge=0)
+    max_tickets: int | None = Field(default=None, gt=0)
+    arrivals: Arrivals
+    customers: Customers = Customers()
+    tickets: Tickets = Tickets()
+    staffing: Staffing = Staffing()
+    handle_times: HandleTimes = HandleTimes()
+    service_level: ServiceLevel = ServiceLevel()
+    sla_minutes: dict[str, float] = Field(default_factory=_default_sla)
+    rewards: Rewards = Rewards()
+    observation: Observation = Observation()
+    workflow: Workflow = Workflow()
+
+    @model_validator(mode="after")
+    def _check(self) -> "Scenario":
+        if self.warmup_minutes >= self.horizon_minutes:
+            raise ValueError(
+                f"warmup_minutes ({self.warmup_minutes:g}) must be shorter than "
+                f"horizon_minutes ({self.horizon_minutes:g})"
+            )
+        for priority, minutes in self.sla_minutes.items():
+            if priority not in PRIORITIES:
+                raise ValueError(f"sla_minutes: unknown priority {priority!r}")
+            if minutes <= 0:
+                raise ValueError(f"sla_minutes.{priority}: must be > 0, got {minutes}")
+        missing = set(PRIORITIES) - set(self.sla_minutes)
+        if missing:
+            raise ValueError(f"sla_minutes: missing {', '.join(sorted(missing))}")
+        if sum(self.staffing.peak(role) for role in ROLES) == 0:
+            raise ValueError("staffing: nobody is staffed in any role")
+        return self

@@ -1,0 +1,194 @@
+"""The ticket bank schema: templates written the way customers write, with facts and workflows.
+
+A template has text variants with ``{slot}`` placeholders, a priority rule, and one or more *cases*:
+the hidden facts that turn out to hold (drawn by weight) and what they require. What a case requires is
+derived, not hand-written, from the bank's *playbook* so that the same revealed fact always calls for
+the same next step:
+
+    required resolver steps = tools that reveal the case's facts
+                              + the playbook's steps for each fact value + the case's own ``steps``
+    specialist steps        = the playbook's specialist steps + the case's own ``specialist``
+
+A case with any specialist step needs the escalation desk.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .domain import (
+    CATEGORIES,
+    DIAGNOSTIC_TOOLS,
+    FACT_REVEALED_BY,
+    PRIORITIES,
+    RESOLVER_WORK_TOOLS,
+    SPECIALIST_WORK_TOOLS,
+    TIERS,
+)
+
+SLOT_PATTERN = re.compile(r"\{([a-z_]+)\}")
+# Slots the core generates itself (ids, money, dates); any other slot needs a value list in ``slots``.
+GENERATED_SLOTS: frozenset[str] = frozenset(
+    {"order_id", "amount", "tracking_id", "invoice_id", "last4", "days", "ticket_ref"}
+)
+
+Category = Literal["billing", "shipping", "technical", "general"]
+Priority = Literal["low", "medium", "high", "urgent"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PlaybookEntry(_Frozen):
+    """What a revealed fact value calls for."""
+
+    steps: tuple[str, ...] = ()
+    specialist: tuple[str, ...] = ()
+
+
+class PriorityRule(_Frozen):
+    """Base priority, raised per tier and by textual cues (case-insensitive substrings)."""
+
+    base: Priority
+    tier_raise: dict[str, int] = Field(default_factory=dict)
+    cues: dict[str, int] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check(self) -> "PriorityRule":
+        for tier in self.tier_raise:
+            if tier not in TIERS:
+                raise ValueError(f"tier_raise: unknown tier {tier!r} (expected one of {TIERS})")
+        return self
+
+
+class TextVariant(_Frozen):
+    subject: str = Field(min_length=1)
+    body: str = Field(min_length=1)
+
+
+class Case(_Frozen):
+    weight: float = Field(default=1.0, gt=0)
+    facts: dict[str, str] = Field(default_factory=dict)
+    steps: tuple[str, ...] = ()
+    specialist: tuple[str, ...] = ()
+
+
+class Template(_Frozen):
+    id: str = Field(min_length=1)
+    category: Category
+    weight: float = Field(default=1.0, gt=0)
+    priority: PriorityRule
+    variants: tuple[TextVariant, ...] = Field(min_length=1)
+    cases: tuple[Case, ...] = Field(default=(Case(),), min_length=1)
+
+    @cached_property
+    def slots(self) -> frozenset[str]:
+        names: set[str] = set()
+        for variant in self.variants:
+            names.update(SLOT_PATTERN.findall(variant.subject))
+            names.update(SLOT_PATTERN.findall(variant.body))
+        return frozenset(names)
+
+
+class Requirement(_Frozen):
+    """What one case of one template needs, derived through the playbook."""
+
+    steps: tuple[str, ...]
+    specialist: tuple[str, ...]
+
+    @property
+    def needs_escalation(self) -> bool:
+        return bool(self.specialist)
+
+
+class TicketBank(_Frozen):
+    version: int = 1
+    slots: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    fact_values: dict[str, tuple[str, ...]]
+    playbook: dict[str, dict[str, PlaybookEntry]] = Field(default_factory=dict)
+    templates: tuple[Template, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> "TicketBank":
+        for key in self.fact_values:
+            if key not in FACT_REVEALED_BY:
+                raise ValueError(
+                    f"fact_values: unknown fact {key!r} (known: {sorted(FACT_REVEALED_BY)})"
+                )
+        for key, entries in self.playbook.items():
+            for value, entry in entries.items():
+                where = f"playbook.{key}.{value}"
+                if value not in self.fact_values.get(key, ()):
+                    raise ValueError(f"{where}: {value!r} is not in fact_values.{key}")
+                _check_tools(where, entry.steps, entry.specialist)
+        seen: set[str] = set()
+        for i, template in enumerate(self.templates):
+            where = f"templates[{i}] ({template.id})"
+            if template.id in seen:
+                raise ValueError(f"{where}: duplicate template id {template.id!r}")
+            seen.add(template.id)
+            for slot in template.slots - GENERATED_SLOTS:
+                if not self.slots.get(slot):
+                    raise ValueError(f"{where}: slot {{{slot}}} has no values in 'slots'")
+            for j, case in enumerate(template.cases):
+                for key, value in case.facts.items():
+                    if value not in self.fact_values.get(key, ()):
+                        raise ValueError(
+                            f"{where}.cases[{j}].facts.{key}: {value!r} is not in fact_values.{key}"
+                        )
+                _check_tools(f"{where}.cases[{j}]", case.steps, case.specialist)
+        return self
+
+    def requirement(self, template: Template, case: Case) -> Requirement:
+        """The resolver and specialist steps a case requires (see the module docstring)."""
+        steps: list[str] = [FACT_REVEALED_BY[key] for key in sorted(case.facts)]
+        specialist: list[str] = []
+        for key in sorted(case.facts):
+            entry = self.playbook.get(key, {}).get(case.facts[key])
+            if entry is not None:
+                steps.extend(entry.steps)
+                specialist.extend(entry.specialist)
+        steps.extend(case.steps)
+        specialist.extend(case.specialist)
+        return Requirement(
+            steps=tuple(dict.fromkeys(steps)), specialist=tuple(dict.fromkeys(specialist))
+        )
+
+    @cached_property
+    def fact_encoding(self) -> dict[tuple[str, str], int]:
+        """A fixed index for every (fact, value) pair, for observation vectors."""
+        pairs = [(k, v) for k in sorted(self.fact_values) for v in self.fact_values[k]]
+        return {pair: i for i, pair in enumerate(pairs)}
+
+
+def _check_tools(where: str, steps: tuple[str, ...], specialist: tuple[str, ...]) -> None:
+    for tool in steps:
+        if tool not in RESOLVER_WORK_TOOLS:
+            raise ValueError(
+                f"{where}.steps: {tool!r} is not a resolver tool (known: {sorted(RESOLVER_WORK_TOOLS)})"
+            )
+    for tool in specialist:
+        if tool not in SPECIALIST_WORK_TOOLS:
+            raise ValueError(
+                f"{where}.specialist: {tool!r} is not a specialist tool "
+                f"(known: {sorted(SPECIALIST_WORK_TOOLS)})"
+            )
+
+
+__all__ = [
+    "CATEGORIES",
+    "DIAGNOSTIC_TOOLS",
+    "PRIORITIES",
+    "Case",
+    "PlaybookEntry",
+    "PriorityRule",
+    "Requirement",
+    "Template",
+    "TextVariant",
+    "TicketBank",
+]

@@ -1,0 +1,160 @@
+"""The heuristic baseline: a careful human team working from the company's knowledge base.
+
+It reads only what staff can see (the ticket text, tier, revealed facts and steps done) and looks the
+text up in the ticket bank, which plays the part of the knowledge base: the most similar known ticket
+gives the category, the priority rule and whether a specialist is evidently needed. Then it picks the
+highest-priority, oldest ticket first, runs the diagnostics the matching issue calls for, follows the
+playbook for what they reveal, and responds (or escalates) once nothing else is required.
+It never reads hidden facts, so it errs where the text is ambiguous or a fact is never checked.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..config.domain import FACT_REVEALED_BY, raise_priority
+from ..config.loading import load_ticket_bank
+from ..config.scenario import Scenario
+from ..config.tickets import SLOT_PATTERN, Case, Requirement, Template
+from ..sim.decisions import Decision, Phase, encode_triage
+from ..sim.tickets import Ticket
+from .base import register
+
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def tokens(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
+
+
+class KnowledgeBase:
+    """Finds the template a ticket most likely came from, by word overlap with every text variant."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.bank = load_ticket_bank(scenario.tickets.bank)
+        self._variants: list[tuple[frozenset[str], Template]] = []
+        for template in self.bank.templates:
+            for variant in template.variants:
+                text = SLOT_PATTERN.sub(" ", f"{variant.subject}\n{variant.body}")
+                self._variants.append((tokens(text), template))
+        self._cache: dict[tuple[int, int], Template] = {}
+
+    def match(self, ticket: Ticket) -> Template:
+        key = (ticket.id, ticket.contact)
+        template = self._cache.get(key)
+        if template is None:
+            if len(self._cache) > 50_000:
+                self._cache.clear()
+            words = tokens(ticket.text)
+            best, best_score = self._variants[0][1], -1.0
+            for variant_words, candidate in self._variants:
+                score = len(words & variant_words) / (len(words | variant_words) or 1)
+                if score > best_score:
+                    best, best_score = candidate, score
+            template = self._cache[key] = best
+        return template
+
+    def likely_case(self, template: Template, ticket: Ticket) -> Case | None:
+        """The most frequent case consistent with the facts revealed so far."""
+        consistent = [
+            case for case in template.cases
+            if all(ticket.revealed.get(k, v) == v for k, v in case.facts.items())
+        ]
+        return max(consistent, key=lambda c: c.weight) if consistent else None
+
+    def unchecked_diagnostics(self, template: Template, ticket: Ticket) -> list[str]:
+        keys = sorted({k for case in template.cases for k in case.facts if k not in ticket.revealed})
+        return [FACT_REVEALED_BY[k] for k in keys if FACT_REVEALED_BY[k] not in ticket.done]
+
+    def evidently_escalated(self, template: Template) -> bool:
+        return all(self.bank.requirement(template, c).needs_escalation for c in template.cases)
+
+    def requirement(self, template: Template, case: Case) -> Requirement:
+        return self.bank.requirement(template, case)
+
+
+@register("heuristic")
+class HeuristicPolicy:
+    """Knowledge-base triage, highest priority then oldest first, playbook-driven workflows."""
+
+    def __init__(self, scenario: Scenario, rng: np.random.Generator | None = None) -> None:
+        self.kb = KnowledgeBase(scenario)
+        self.has_desk = scenario.staffing.peak("escalation") > 0
+
+    def __call__(self, decision: Decision) -> int:
+        if decision.phase is Phase.TRIAGE:
+            return self.triage(decision)
+        if decision.phase is Phase.PICK:
+            return self.pick(decision)
+        tool = self.next_tool(decision)
+        action = decision.tool_action(tool)
+        if action in decision.legal:
+            return action
+        return decision.tool_action("respond_user")
+
+    def triage(self, decision: Decision) -> int:
+        ticket = decision.ticket
+        assert ticket is not None
+        template = self.kb.match(ticket)
+        rule = template.priority
+        text = ticket.text.lower()
+        cue = max((lv for c, lv in rule.cues.items() if c.lower() in text), default=0)
+        priority = raise_priority(rule.base, rule.tier_raise.get(ticket.tier, 0) + cue)
+        route = "escalation" if self.has_desk and self.kb.evidently_escalated(template) else "resolver"
+        return encode_triage(template.category, priority, route)
+
+    def pick(self, decision: Decision) -> int:
+        return 0  # the queue shows the highest priority, oldest ticket first
+
+    def next_tool(self, decision: Decision) -> str:
+        ticket = decision.ticket
+        assert ticket is not None
+        template = self.kb.match(ticket)
+        at_desk = decision.role == "escalation"
+        if not at_desk:
+            unchecked = self.kb.unchecked_diagnostics(template, ticket)
+            if unchecked:
+                return unchecked[0]
+        case = self.kb.likely_case(template, ticket)
+        if case is None:
+            return "respond_user"
+        requirement = self.kb.requirement(template, case)
+        if at_desk:
+            if not requirement.needs_escalation:
+                missing = [s for s in requirement.steps if s not in ticket.done]
+                return "return_to_resolver" if missing else "respond_user"
+            missing = [s for s in requirement.specialist if s not in ticket.done]
+            return missing[0] if missing else "respond_user"
+        missing = [s for s in requirement.steps if s not in ticket.done]
+        if missing:
+            return missing[0]
+        if requirement.needs_escalation and self.has_desk:
+            return "escalate_issue"
+        return "respond_user"
+
+
+@register("fifo")
+class FifoPolicy(HeuristicPolicy):
+    """The heuristic, except that staff take the longest-waiting visible ticket, ignoring priority."""
+
+    def pick(self, decision: Decision) -> int:
+        return min(range(len(decision.slots)), key=lambda i: decision.slots[i].arrival)
+
+
+@register("escalate_all")
+class EscalateAllPolicy(HeuristicPolicy):
+    """Triage and resolvers send everything to the escalation desk, which works as the heuristic."""
+
+    def triage(self, decision: Decision) -> int:
+        action = super().triage(decision)
+        return action | 1 if self.has_desk else action  # route bit: 1 = escalation
+
+    def next_tool(self, decision: Decision) -> str:
+        if decision.role == "resolver" and self.has_desk:
+            return "escalate_issue"
+        return super().next_tool(decision)
+
+
+__all__ = ["EscalateAllPolicy", "FifoPolicy", "HeuristicPolicy", "KnowledgeBase"]

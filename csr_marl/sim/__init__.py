@@ -1,0 +1,32 @@
+"""The SimPy core of the contact center (no RL imports here; see DESIGN.md §2)."""
+
+from .center import ConservationError, ContactCenter
+from .decisions import (
+    ROLE_TOOLS,
+    Decision,
+    IllegalActionError,
+    Phase,
+    action_count,
+    decode_triage,
+    encode_triage,
+)
+from .kpis import KPI_DEFINITIONS
+from .result import SimulationResult
+from .staff import Staff
+from .tickets import Ticket
+
+__all__ = [
+    "KPI_DEFINITIONS",
+    "ROLE_TOOLS",
+    "ConservationError",
+    "ContactCenter",
+    "Decision",
+    "IllegalActionError",
+    "Phase",
+    "SimulationResult",
+    "Staff",
+    "Ticket",
+    "action_count",
+    "decode_triage",
+    "encode_triage",
+]

@@ -1,0 +1,460 @@
+"""The contact center: one object that owns the SimPy environment and every piece of state.
+
+Drive it with :meth:`ContactCenter.next_decision` / :meth:`ContactCenter.decide`::
+
+    center = ContactCenter(scenario, seed=0)
+    while (decision := center.next_decision()) is not None:
+        center.decide(my_policy(decision))
+    result = center.result()
+
+The simulation runs between decisions and pauses whenever a staff member needs one; at most one decision
+is pending at a time, and its order is the deterministic order of the event queue. A decision with a
+single legal action is taken without asking (nobody is asked when there is nothing to decide).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import simpy
+
+from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES, SPECIALIST_TOOLS
+from ..config.loading import load_ticket_bank
+from ..config.scenario import Scenario
+from .arrivals import arrival_times
+from .decisions import ROLE_TOOLS, Decision, IllegalActionError, Phase, encode_triage
+from .kpis import KpiAccumulator, TicketLog
+from .queues import TicketQueue
+from .random import RandomStreams, Sampler, UniformStream, make_sampler
+from .result import SimulationResult
+from .rewards import RewardLedger, WaitingMeter
+from .staff import Staff, shift_process, staff_process
+from .tickets import Ticket, TicketFactory
+
+
+class ConservationError(AssertionError):
+    """Tickets were created or lost: arrived != resolved + abandoned + closed_unresolved + in_system."""
+
+
+class ContactCenter:
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int | None = None,
+        *,
+        track_rewards: bool = False,
+        log: bool | str | Path = False,
+    ) -> None:
+        self.scenario = scenario
+        self.seed = seed
+        self.bank = load_ticket_bank(scenario.tickets.bank)
+        self.streams = RandomStreams(seed)
+        self.env = simpy.Environment()
+        self.horizon = scenario.horizon_minutes
+        self.warmup = scenario.warmup_minutes
+        self.queue_slots = scenario.observation.queue_slots
+        self.weights = scenario.rewards
+        self.factory = TicketFactory(scenario, self.bank, self.streams)
+        staffing = scenario.staffing
+        self.peak = {role: staffing.peak(role) for role in ROLES}
+        self.roles_present = tuple(role for role in ROLES if self.peak[role] > 0)
+        self.queues = {
+            "triage": TicketQueue("triage", by_priority=False),
+            "resolver": TicketQueue("resolver"),
+            "escalation": TicketQueue("escalation"),
+        }
+        self.staff_by_role: dict[str, list[Staff]] = {
+            role: [
+                Staff(role, i, self.queues[role], i < staffing.headcount_at(role, 0.0))
+                for i in range(self.peak[role])
+            ]
+            for role in ROLES
+        }
+        self.staff: list[Staff] = [s for role in ROLES for s in self.staff_by_role[role]]
+        self.idle: dict[str, deque[Staff]] = {role: deque() for role in ROLES}
+        self.entry_queue = next(
+            (self.queues[r] for r in ("triage", "resolver", "escalation") if self.peak[r] > 0)
+        )
+        self.rewards = RewardLedger(track_entries=track_rewards)
+        self.meter = WaitingMeter(self.weights.waiting_per_minute)
+        self.kpis = KpiAccumulator(
+            scenario.service_level.threshold_minutes,
+            {role: self._staffed_minutes(role, self.horizon) for role in ROLES},
+        )
+        self.flow = {"arrived": 0, "resolved": 0, "abandoned": 0, "closed_unresolved": 0}
+        self.log: TicketLog | None = None
+        if log:
+            self.log = TicketLog(None if log is True else log)
+        self._build_samplers()
+        self._legal_cache: dict[tuple[str, bool], list[int]] = {}
+        self.legal_triage = [
+            a for a in range(len(PRIORITIES) * 8)
+            if self.peak["escalation"] > 0 or a % 2 == 0
+        ]
+        self._pending: Decision | None = None
+        self._pending_event: simpy.Event | None = None
+        self._new_arrivals = 0
+        self._arrivals_done = False
+        self._returns_pending = 0
+        self.done = False
+        self.end_time: float | None = None
+        self.env.process(self._arrival_process())
+        for staff in self.staff:
+            self.env.process(staff_process(self, staff))
+        if staffing.shifts:
+            self.env.process(shift_process(self))
+
+    # --- driving --------------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self.env.now
+
+    @property
+    def pending(self) -> Decision | None:
+        return self._pending
+
+    def next_decision(self) -> Decision | None:
+        """Run until a decision is due and return it; ``None`` once the episode has ended."""
+        if self.done:
+            return None
+        env = self.env
+        horizon = self.horizon
+        early_end = self.scenario.max_tickets is not None
+        while self._pending is None:
+            if env.peek() >= horizon or (
+                early_end and self._arrivals_done and self._returns_pending == 0 and self.open_tickets == 0
+            ):
+                self._finish()
+                return None
+            env.step()
+        for queue in self.queues.values():
+            self.expire(queue)
+        self.rewards.add("waiting", self.meter.collect(env.now))
+        return self._pending
+
+    def decide(self, action: int) -> None:
+        """Answer the pending decision with ``action`` (an index legal for the agent's role)."""
+        decision = self._pending
+        if decision is None:
+            raise RuntimeError("no decision is pending: call next_decision() first")
+        if action not in decision.legal:
+            penalty = self.weights.illegal_action
+            if penalty is None:
+                raise IllegalActionError(
+                    f"{decision.agent} ({decision.phase.value}): action {action!r} is not legal now; "
+                    f"legal actions: {decision.legal}"
+                )
+            self.rewards.add("illegal_action", penalty, decision.agent)
+            return  # the same decision stays pending
+        self._pending = None
+        self._resolve(decision, int(action))
+
+    def ask(self, staff: Staff, phase: Phase, legal: list[int], *, ticket: Ticket | None = None,
+            slots: list[Ticket] | None = None) -> simpy.Event:
+        """Called by staff processes: request a decision; the event's value is the answer."""
+        event = self.env.event()
+        decision = Decision(staff, phase, self.env.now, legal, ticket, slots or [], self.queue_slots)
+        self._pending_event = event
+        if len(legal) == 1:
+            self._resolve(decision, legal[0])
+        else:
+            self._pending = decision
+        return event
+
+    def _resolve(self, decision: Decision, action: int) -> None:
+        event = self._pending_event
+        assert event is not None
+        self._pending_event = None
+        decision.staff.last_decision = self.env.now
+        if decision.phase is Phase.PICK:
+            # Take the ticket now, not when the process resumes, so nobody else can pick it.
+            ticket = decision.slots[action]
+            self.start_service(decision.staff, ticket)
+            event.succeed(ticket)
+        else:
+            event.succeed(action)
+
+    # --- arrivals -------------------------------------------------------------------------------
+    def _arrival_process(self):
+        env = self.env
+        limit = self.scenario.max_tickets
+        for t in arrival_times(self.scenario.arrivals, self.horizon, self.streams["arrivals"]):
+            yield env.timeout(t - env.now)
+            self._new_arrivals += 1
+            self.arrive(self.factory.new(t))
+            if limit is not None and self._new_arrivals >= limit:
+                break
+        self._arrivals_done = True
+
+    def arrive(self, ticket: Ticket) -> None:
+        self.flow["arrived"] += 1
+        self.kpis.count("offered", ticket)
+        if ticket.contact:
+            self.kpis.count("reopened", ticket)
+        self.enqueue(ticket, self.entry_queue)
+
+    def enqueue(self, ticket: Ticket, queue: TicketQueue) -> None:
+        now = self.env.now
+        queue.push(ticket, now)
+        self.meter.change(now, self.meter.weight[ticket.true_priority])
+        idle = self.idle[queue.name]
+        while idle:
+            staff = idle.popleft()
+            if staff.on_duty and staff.wake is not None and not staff.wake.triggered:
+                staff.wake.succeed()
+                break
+
+    def expire(self, queue: TicketQueue, now: float | None = None) -> None:
+        """Purge customers whose patience ran out while waiting in ``queue`` (by ``now``)."""
+        now = self.env.now if now is None else now
+        for ticket in queue.expired(now):
+            weight = self.meter.weight[ticket.true_priority]
+            self.meter.change(now, -weight)
+            self.meter.refund(weight, now - ticket.deadline)
+            self.flow["abandoned"] += 1
+            waited = ticket.deadline - ticket.enqueued_at
+            ticket.queue_wait += waited
+            self.kpis.queue_left(queue.name, ticket, waited)
+            self.kpis.abandoned(ticket, ticket.deadline - ticket.arrival)
+            self.kpis.count("sla_breached", ticket)
+            self.rewards.add("abandonment", self.weights.abandonment)
+            if self.log is not None:
+                self.log.write(ticket, "abandoned", ticket.deadline)
+
+    # --- service --------------------------------------------------------------------------------
+    def start_service(self, staff: Staff, ticket: Ticket) -> None:
+        now = self.env.now
+        queue = ticket.waiting_in
+        waited = queue.take(ticket, now)
+        self.meter.change(now, -self.meter.weight[ticket.true_priority])
+        ticket.queue_wait += waited
+        self.kpis.queue_left(queue.name, ticket, waited)
+        if ticket.answered_at is None:
+            ticket.answered_at = now
+            self.kpis.answered(ticket, now - ticket.arrival)
+        staff.ticket = ticket
+        staff.busy_since = now
+
+    def end_service(self, staff: Staff) -> None:
+        self._add_busy(staff, self.env.now)
+        staff.ticket = None
+
+    def _add_busy(self, staff: Staff, until: float) -> None:
+        start = max(staff.busy_since, self.warmup)
+        if until > start:
+            self.kpis.busy[staff.role] += until - start
+
+    def score_triage(self, staff: Staff, ticket: Ticket, category: str, priority: str, route: str) -> None:
+        w, agent = self.weights, staff.name
+        right_category = category == ticket.true_category
+        distance = abs(PRIORITIES.index(priority) - PRIORITIES.index(ticket.true_priority))
+        right_route = (route == "escalation") == ticket.requirement.needs_escalation
+        self.rewards.add("classification", w.classification_right if right_category else 0.0, agent)
+        self.rewards.add("priority", w.priority_right if distance == 0 else w.priority_wrong_per_level * distance, agent)
+        self.rewards.add("routing", w.routing_right if right_route else w.routing_wrong, agent)
+        if ticket.counted:
+            t = self.kpis.triage
+            t["triaged"] += 1
+            t["category_right"] += right_category
+            t["priority_right"] += distance == 0
+            t["route_right"] += right_route
+
+    def route_after_triage(self, ticket: Ticket, category: str, priority: str, route: str) -> None:
+        ticket.assigned_category = category
+        ticket.assigned_priority = priority
+        ticket.triaged = True
+        if route == "escalation":
+            self._escalate(ticket)
+        else:
+            ticket.stage = "resolver"
+            self.enqueue(ticket, self.queues["resolver"])
+
+    def _escalate(self, ticket: Ticket) -> None:
+        ticket.stage = "escalation"
+        if not ticket.escalated:
+            self.kpis.count("escalated", ticket)
+        ticket.escalated = True
+        self.enqueue(ticket, self.queues["escalation"])
+
+    def legal_work(self, role: str, ticket: Ticket) -> list[int]:
+        capped = ticket.actions >= self.scenario.workflow.max_actions_per_ticket
+        key = (role, capped)
+        legal = self._legal_cache.get(key)
+        if legal is None:
+            tools = ROLE_TOOLS[role]
+            allowed = set(tools)
+            if capped:
+                allowed &= {"respond_user", "escalate_issue", "return_to_resolver"}
+            if self.peak["escalation"] == 0:
+                allowed.discard("escalate_issue")
+            if self.peak["resolver"] == 0:
+                allowed.discard("return_to_resolver")
+            legal = [self.queue_slots + i for i, tool in enumerate(tools) if tool in allowed]
+            self._legal_cache[key] = legal
+        return legal
+
+    def tool_of(self, role: str, action: int) -> str:
+        return ROLE_TOOLS[role][action - self.queue_slots]
+
+    def apply_tool(self, staff: Staff, ticket: Ticket, tool: str) -> bool:
+        """Effects of a finished tool action; True when the ticket left the staff member's hands."""
+        w, agent = self.weights, staff.name
+        if tool == "respond_user":
+            self._close(staff, ticket)
+            return True
+        if tool in ("escalate_issue", "return_to_resolver"):
+            needs = ticket.requirement.needs_escalation
+            right = needs if tool == "escalate_issue" else not needs
+            self.rewards.add("routing", w.routing_right if right else w.routing_wrong, agent)
+            if tool == "escalate_issue":
+                self._escalate(ticket)
+            else:
+                ticket.stage = "resolver"
+                self.enqueue(ticket, self.queues["resolver"])
+            return True
+        needed = ticket.is_needed(tool)
+        self.rewards.add("step", w.step_needed if needed else w.step_wasted, agent)
+        if tool not in ticket.done:
+            ticket.done.append(tool)
+        fact = _FACT_OF.get(tool)
+        if fact is not None and fact in ticket.facts:
+            ticket.revealed[fact] = ticket.facts[fact]
+        return False
+
+    def _close(self, staff: Staff, ticket: Ticket) -> None:
+        now = self.env.now
+        w, agent = self.weights, staff.name
+        first = ticket.contact == 0
+        if ticket.resolvable():
+            self.flow["resolved"] += 1
+            self.kpis.count("resolved", ticket)
+            if first:
+                self.kpis.count("first_contact_resolved", ticket)
+            self.rewards.add("resolution", w.resolution * w.tier_weight.get(ticket.tier, 1.0), agent)
+            on_time = now <= ticket.sla_deadline
+            outcome = "resolved"
+        else:
+            self.flow["closed_unresolved"] += 1
+            self.kpis.count("closed_unresolved", ticket)
+            on_time = False
+            outcome = "closed_unresolved"
+            self._maybe_return(ticket)
+        if first:
+            self.kpis.count("first_contact_closed", ticket)
+        if on_time:
+            self.kpis.count("sla_met", ticket)
+        else:
+            self.kpis.count("sla_breached", ticket)
+            self.rewards.add("sla_breach", w.sla_breach, agent)
+        if self.log is not None:
+            self.log.write(ticket, outcome, now)
+
+    def _maybe_return(self, ticket: Ticket) -> None:
+        reopen = self.scenario.customers.reopen
+        if ticket.returns >= reopen.max_returns or self._return_draw() >= reopen.probability:
+            return
+        self._returns_pending += 1
+        event = self.env.timeout(self._return_delay())
+        event.callbacks.append(lambda _event, old=ticket: self._come_back(old))
+
+    def _come_back(self, old: Ticket) -> None:
+        self._returns_pending -= 1
+        self.arrive(self.factory.returning(old, self.env.now))
+
+    # --- sampling -------------------------------------------------------------------------------
+    def _build_samplers(self) -> None:
+        rng = self.streams["handle_times"]
+        times = self.scenario.handle_times
+        self._triage_sampler = make_sampler(times.triage, rng)
+        self._tool_samplers: dict[tuple[str, bool], Sampler] = {}
+        for tool in RESOLVER_TOOLS:
+            self._tool_samplers[(tool, False)] = make_sampler(times.for_tool(tool), rng)
+        for tool in SPECIALIST_TOOLS:
+            self._tool_samplers[(tool, True)] = make_sampler(times.for_tool(tool, True), rng)
+        returns = self.streams["returns"]
+        self._return_draw = UniformStream(returns)
+        self._return_delay = make_sampler(self.scenario.customers.reopen.delay, returns)
+
+    def triage_time(self) -> float:
+        return self._triage_sampler()
+
+    def tool_time(self, tool: str, at_desk: bool) -> float:
+        return self._tool_samplers[(tool, at_desk)]()
+
+    # --- accounting -----------------------------------------------------------------------------
+    @property
+    def open_tickets(self) -> int:
+        f = self.flow
+        return f["arrived"] - f["resolved"] - f["abandoned"] - f["closed_unresolved"]
+
+    def in_system(self) -> int:
+        """Tickets physically present: waiting in a queue or in someone's hands."""
+        return sum(q.size for q in self.queues.values()) + sum(s.ticket is not None for s in self.staff)
+
+    def check_conservation(self) -> None:
+        """Raise :class:`ConservationError` unless every ticket that arrived is accounted for."""
+        present = self.in_system()
+        if self.open_tickets != present:
+            raise ConservationError(
+                f"at minute {self.env.now:.3f}: arrived {self.flow['arrived']} != resolved "
+                f"{self.flow['resolved']} + abandoned {self.flow['abandoned']} + closed_unresolved "
+                f"{self.flow['closed_unresolved']} + in_system {present}"
+            )
+
+    def _staffed_minutes(self, role: str, end: float) -> float:
+        staffing = self.scenario.staffing
+        edges = sorted({self.warmup, end, *(c.at_minute for c in staffing.shifts if self.warmup < c.at_minute < end)})
+        return sum(
+            staffing.headcount_at(role, a) * (b - a) for a, b in zip(edges, edges[1:])
+        )
+
+    def _finish(self) -> None:
+        early = self.env.peek() < self.horizon  # ended on max_tickets, not at the horizon
+        end = self.env.now if early else self.horizon
+        self.end_time = end
+        for queue in self.queues.values():
+            self.expire(queue, end)
+        self.rewards.add("waiting", self.meter.collect(end))
+        for staff in self.staff:
+            if staff.ticket is not None:
+                self._add_busy(staff, end)
+                self._open_at_end(staff.ticket, end)
+        for queue in self.queues.values():
+            for ticket in queue:
+                self._open_at_end(ticket, end)
+        if end != self.horizon:
+            for role in ROLES:
+                self.kpis.available[role] = self._staffed_minutes(role, end)
+        self.check_conservation()
+        if self.log is not None:
+            self.log.close()
+        self.done = True
+
+    def _open_at_end(self, ticket: Ticket, end: float) -> None:
+        self.kpis.count("in_system_at_end", ticket)
+        if end > ticket.sla_deadline:
+            self.kpis.count("sla_breached", ticket)
+            self.rewards.add("sla_breach", self.weights.sla_breach)
+        if self.log is not None:
+            self.log.write(ticket, "open", end)
+
+    # --- results --------------------------------------------------------------------------------
+    def result(self) -> SimulationResult:
+        if not self.done:
+            raise RuntimeError("the episode has not ended yet")
+        return SimulationResult(
+            scenario=self.scenario.name,
+            seed=self.seed,
+            end_minute=float(self.end_time or self.horizon),
+            kpis=self.kpis.summary(),
+            breakdown=self.kpis.breakdown(),
+            reward_components=dict(self.rewards.totals),
+            flow=dict(self.flow),
+            log=self.log.records if self.log is not None else None,
+        )
+
+
+_FACT_OF = {tool: fact for fact, tool in FACT_REVEALED_BY.items()}

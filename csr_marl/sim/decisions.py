@@ -1,0 +1,107 @@
+"""Decision requests: what a staff member must decide now, and the action layout of each role.
+
+A staff member that needs a decision pauses the simulation with a :class:`Decision`; whoever drives the
+center (the built-in policy loop or the PettingZoo adapter) answers it with an integer action.
+
+Action layout per role (``K`` = ``observation.queue_slots``):
+
+* triage: ``(category * 4 + priority) * 2 + route`` over CATEGORIES x PRIORITIES x ROUTES (32 actions);
+* resolver: ``0..K-1`` pick a visible queue slot, then ``K + i`` for ``RESOLVER_TOOLS[i]``;
+* escalation: ``0..K-1`` pick a slot of the escalation queue, then ``K + i`` for ``SPECIALIST_TOOLS[i]``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..config.domain import CATEGORIES, PRIORITIES, RESOLVER_TOOLS, ROUTES, SPECIALIST_TOOLS
+from .tickets import Ticket
+
+if TYPE_CHECKING:
+    from .staff import Staff
+
+N_TRIAGE_ACTIONS = len(CATEGORIES) * len(PRIORITIES) * len(ROUTES)
+ROLE_TOOLS: dict[str, tuple[str, ...]] = {
+    "triage": (),
+    "resolver": RESOLVER_TOOLS,
+    "escalation": SPECIALIST_TOOLS,
+}
+
+
+class Phase(str, enum.Enum):
+    TRIAGE = "triage"  # a ticket in hand to classify, prioritise and route
+    PICK = "pick"  # idle with tickets waiting: choose one of the visible slots
+    WORK = "work"  # a ticket in hand: choose the next tool
+
+
+def action_count(role: str, queue_slots: int) -> int:
+    """Size of the role's discrete action space."""
+    if role == "triage":
+        return N_TRIAGE_ACTIONS
+    return queue_slots + len(ROLE_TOOLS[role])
+
+
+def encode_triage(category: str, priority: str, route: str) -> int:
+    return (CATEGORIES.index(category) * len(PRIORITIES) + PRIORITIES.index(priority)) * len(
+        ROUTES
+    ) + ROUTES.index(route)
+
+
+def decode_triage(action: int) -> tuple[str, str, str]:
+    route = action % len(ROUTES)
+    rest = action // len(ROUTES)
+    return CATEGORIES[rest // len(PRIORITIES)], PRIORITIES[rest % len(PRIORITIES)], ROUTES[route]
+
+
+@dataclass(eq=False)
+class Decision:
+    """A pending decision. ``legal`` lists the action indices the core accepts now."""
+
+    staff: "Staff"
+    phase: Phase
+    time: float
+    legal: list[int]
+    ticket: Ticket | None = None
+    slots: list[Ticket] = field(default_factory=list)
+    queue_slots: int = 5
+
+    @property
+    def agent(self) -> str:
+        return self.staff.name
+
+    @property
+    def role(self) -> str:
+        return self.staff.role
+
+    @property
+    def n_actions(self) -> int:
+        return action_count(self.staff.role, self.queue_slots)
+
+    def mask(self) -> np.ndarray:
+        """int8 vector over the role's actions, 1 where legal."""
+        mask = np.zeros(self.n_actions, dtype=np.int8)
+        mask[self.legal] = 1
+        return mask
+
+    def tool(self, action: int) -> str:
+        """The tool an action in the WORK phase stands for."""
+        return ROLE_TOOLS[self.staff.role][action - self.queue_slots]
+
+    def tool_action(self, tool: str) -> int:
+        """The action index of ``tool`` for this role."""
+        return self.queue_slots + ROLE_TOOLS[self.staff.role].index(tool)
+
+    def describe(self, action: int) -> str:
+        if self.phase is Phase.TRIAGE:
+            return "triage as {}/{} -> {}".format(*decode_triage(action))
+        if self.phase is Phase.PICK or action < self.queue_slots:
+            return f"pick slot {action}"
+        return self.tool(action)
+
+
+class IllegalActionError(ValueError):
+    """An action the current decision does not allow."""

@@ -1,0 +1,226 @@
+"""Tickets and the factory that writes them from the ticket bank.
+
+A :class:`Ticket` carries what staff can see (text, tier, declared and assigned labels, revealed facts,
+steps done) and what only the simulation knows (template, case, true labels, hidden facts, requirement).
+Policies and observation encoders must read only the visible part.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..config.domain import CATEGORIES, DIAGNOSTIC_TOOLS, PRIORITIES, TIERS, raise_priority
+from ..config.scenario import Scenario
+from ..config.tickets import GENERATED_SLOTS, Case, Requirement, Template, TicketBank
+from .random import RandomStreams, UniformStream, cumulative, infinite_sampler, make_sampler
+
+N_CELLS = len(PRIORITIES) * len(TIERS) * len(CATEGORIES)
+
+
+class Ticket:
+    """One customer contact moving through the center."""
+
+    __slots__ = (
+        # identity and visible content
+        "id", "contact", "arrival", "first_arrival", "tier", "subject", "body", "text",
+        "declared_category", "declared_priority", "assigned_category", "assigned_priority",
+        "revealed", "done", "actions", "stage", "escalated", "triaged",
+        # hidden truth
+        "template", "case", "requirement", "facts", "true_category", "true_priority",
+        # timing and bookkeeping
+        "patience_left", "enqueued_at", "deadline", "waiting_in", "answered_at", "queue_wait",
+        "sla_deadline", "cell", "counted", "returns", "cache",
+    )
+
+    def __init__(self) -> None:
+        self.revealed: dict[str, str] = {}
+        self.done: list[str] = []
+        self.actions = 0
+        self.stage = "triage"
+        self.escalated = False
+        self.triaged = False
+        self.waiting_in: Any = None
+        self.answered_at: float | None = None
+        self.queue_wait = 0.0
+        self.returns = 0
+        self.cache: Any = None
+
+    # --- workflow state -------------------------------------------------------------------------
+    def required(self) -> tuple[str, ...]:
+        """The steps the current stage requires: specialist steps at the desk, resolver steps else."""
+        if self.stage == "escalation" and self.requirement.specialist:
+            return self.requirement.specialist
+        return self.requirement.steps
+
+    def needed_steps(self) -> tuple[str, ...]:
+        """The steps the current stage still requires."""
+        return tuple(step for step in self.required() if step not in self.done)
+
+    def is_needed(self, tool: str) -> bool:
+        """Whether ``tool`` is a required step now: not done yet and its diagnostics done."""
+        required = self.required()
+        if tool not in required or tool in self.done:
+            return False  # not part of the workflow, or a repeat
+        for step in required:
+            if step == tool:
+                return True
+            if step not in self.done and step in DIAGNOSTIC_TOOLS:
+                return False
+        return True
+
+    def resolvable(self) -> bool:
+        """A response now resolves the ticket: everything the responder's stage needs is done."""
+        if self.requirement.specialist and self.stage != "escalation":
+            return False
+        return not self.needed_steps()
+
+    def __repr__(self) -> str:
+        return (
+            f"Ticket({self.id}, {self.true_category}/{self.true_priority}, tier={self.tier}, "
+            f"stage={self.stage}, template={self.template.id})"
+        )
+
+
+class TicketFactory:
+    """Samples tickets: template by weight, case by weight, tier, text, priority and patience."""
+
+    def __init__(self, scenario: Scenario, bank: TicketBank, streams: RandomStreams) -> None:
+        self.bank = bank
+        self._rng = streams["tickets"]
+        self._u = UniformStream(self._rng)
+        self._templates = list(bank.templates)
+        self._template_cdf = cumulative([t.weight for t in self._templates])
+        self._case_cdf = [cumulative([c.weight for c in t.cases]) for t in self._templates]
+        self._requirements: dict[tuple[int, int], Requirement] = {
+            (i, j): bank.requirement(t, c)
+            for i, t in enumerate(self._templates)
+            for j, c in enumerate(t.cases)
+        }
+        tiers = [t for t in TIERS if scenario.customers.tier_mix.get(t, 0.0) > 0]
+        self._tiers = tiers
+        self._tier_cdf = cumulative([scenario.customers.tier_mix[t] for t in tiers])
+        customers = scenario.customers
+        self._patience = (
+            make_sampler(customers.patience, streams["patience"])
+            if customers.patience is not None
+            else infinite_sampler()
+        )
+        self._patience_factor = {t: customers.patience_factor.get(t, 1.0) for t in TIERS}
+        self._category_accuracy = customers.self_report.category_accuracy
+        self._priority_accuracy = customers.self_report.priority_accuracy
+        self._sla = scenario.sla_minutes
+        self._warmup = scenario.warmup_minutes
+        self._next_id = 0
+        self._slot_values = {k: list(v) for k, v in bank.slots.items()}
+
+    def new(self, now: float) -> Ticket:
+        u = self._u
+        ti = u.choice(self._template_cdf)
+        template = self._templates[ti]
+        ci = u.choice(self._case_cdf[ti]) if len(template.cases) > 1 else 0
+        ticket = Ticket()
+        ticket.id = self._next_id
+        self._next_id += 1
+        ticket.contact = 0
+        ticket.template = template
+        ticket.case = template.cases[ci]
+        ticket.requirement = self._requirements[(ti, ci)]
+        ticket.facts = dict(ticket.case.facts)
+        ticket.tier = self._tiers[u.choice(self._tier_cdf)] if len(self._tiers) > 1 else self._tiers[0]
+        variant = template.variants[u.integer(len(template.variants))]
+        values = self._slot_fill(template)
+        ticket.subject = variant.subject.format_map(values) if values else variant.subject
+        ticket.body = variant.body.format_map(values) if values else variant.body
+        ticket.text = f"{ticket.subject}\n{ticket.body}"
+        ticket.true_category = template.category
+        ticket.true_priority = _priority(template, ticket.tier, ticket.text.lower())
+        ticket.declared_category = self._declared_category(template.category)
+        ticket.declared_priority = self._declared_priority(ticket.true_priority)
+        ticket.assigned_category = ticket.declared_category
+        ticket.assigned_priority = ticket.declared_priority
+        ticket.patience_left = self._patience() * self._patience_factor[ticket.tier]
+        self.stamp_arrival(ticket, now)
+        return ticket
+
+    def stamp_arrival(self, ticket: Ticket, now: float) -> None:
+        """Start a (new or returning) contact at ``now``."""
+        ticket.arrival = now
+        if ticket.contact == 0:
+            ticket.first_arrival = now
+        ticket.sla_deadline = now + self._sla[ticket.true_priority]
+        ticket.counted = now >= self._warmup
+        ticket.cell = (
+            PRIORITIES.index(ticket.true_priority) * len(TIERS) + TIERS.index(ticket.tier)
+        ) * len(CATEGORIES) + CATEGORIES.index(ticket.true_category)
+
+    def returning(self, old: Ticket, now: float) -> Ticket:
+        """The same customer and issue back as a new contact, with fresh patience."""
+        ticket = Ticket()
+        for name in ("id", "template", "case", "requirement", "tier", "subject", "body", "text",
+                     "true_category", "true_priority", "declared_category", "declared_priority"):
+            setattr(ticket, name, getattr(old, name))
+        ticket.facts = dict(old.facts)
+        ticket.contact = old.contact + 1
+        ticket.first_arrival = old.first_arrival
+        ticket.returns = old.returns + 1
+        ticket.assigned_category = ticket.declared_category
+        ticket.assigned_priority = raise_priority(ticket.declared_priority, 1)
+        ticket.patience_left = self._patience() * self._patience_factor[ticket.tier]
+        self.stamp_arrival(ticket, now)
+        return ticket
+
+    # --- helpers ----------------------------------------------------------------------------------
+    def _slot_fill(self, template: Template) -> dict[str, str]:
+        if not template.slots:
+            return {}
+        u = self._u
+        values: dict[str, str] = {}
+        for slot in template.slots:
+            if slot in GENERATED_SLOTS:
+                values[slot] = _generated(slot, u)
+            else:
+                options = self._slot_values[slot]
+                values[slot] = options[u.integer(len(options))]
+        return values
+
+    def _declared_category(self, true: str) -> str:
+        u = self._u
+        if u() < self._category_accuracy:
+            return true
+        others = [c for c in CATEGORIES if c != true]
+        return others[u.integer(len(others))]
+
+    def _declared_priority(self, true: str) -> str:
+        u = self._u
+        if u() < self._priority_accuracy:
+            return true
+        level = PRIORITIES.index(true)
+        # Customers overstate more often than they understate.
+        if level < len(PRIORITIES) - 1 and (level == 0 or u() < 0.7):
+            return PRIORITIES[level + 1]
+        return PRIORITIES[level - 1]
+
+
+def _priority(template: Template, tier: str, lowered_text: str) -> str:
+    rule = template.priority
+    cue = max((levels for cue, levels in rule.cues.items() if cue.lower() in lowered_text), default=0)
+    return raise_priority(rule.base, rule.tier_raise.get(tier, 0) + cue)
+
+
+def _generated(slot: str, u: UniformStream) -> str:
+    if slot == "order_id":
+        return f"#{1000000 + u.integer(9000000)}"
+    if slot == "amount":
+        return f"${math.exp(2.3 + 3.5 * u()):.2f}"
+    if slot == "tracking_id":
+        return f"1Z{u.integer(10**6):06d}{u.integer(10**6):06d}"
+    if slot == "invoice_id":
+        return f"INV-{100000 + u.integer(900000)}"
+    if slot == "last4":
+        return f"{u.integer(10000):04d}"
+    if slot == "days":
+        return str(2 + u.integer(13))
+    if slot == "ticket_ref":
+        return f"CS-{100000 + u.integer(900000)}"
+    raise KeyError(slot)
