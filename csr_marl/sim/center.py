@@ -435,6 +435,8 @@ class ContactCenter:
 
     def _open_at_end(self, ticket: Ticket, end: float) -> None:
         self.kpis.count("in_system_at_end", ticket)
+        if ticket.answered_at is None:
+            self.kpis.count("waited", ticket)
         if end > ticket.sla_deadline:
             self.kpis.count("sla_breached", ticket)
             self.rewards.add("sla_breach", self.weights.sla_breach)
