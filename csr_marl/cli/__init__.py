@@ -1,0 +1,21 @@
+"""The ``csr-marl`` command: scenarios, simulate, and the what-if tools."""
+
+from __future__ import annotations
+
+import typer
+
+from .simulate import scenarios_command, simulate_command
+
+app = typer.Typer(
+    name="csr-marl",
+    help="Simulate a customer-service contact center: run scenarios, compare policies, size staffing.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("scenarios")(scenarios_command)
+app.command("simulate")(simulate_command)
+
+
+def main() -> None:  # pragma: no cover - console entry
+    app()

@@ -1,0 +1,80 @@
+"""``csr-marl simulate`` and ``csr-marl scenarios``."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from ..config.loading import load_scenario, scenario_names
+from ..sim.kpis import KPI_DEFINITIONS
+from ..simulation import simulate
+from .common import console, friendly_errors, fmt, kpi_table, parse_sets
+
+HEADLINE = (
+    "offered", "answered", "resolved", "abandoned", "closed_unresolved", "escalated", "reopened",
+    "in_system_at_end", "service_level", "asa_minutes", "wait_p90_minutes", "abandonment_rate",
+    "first_contact_resolution", "escalation_rate", "sla_attainment", "occupancy_triage",
+    "occupancy_resolver", "occupancy_escalation", "triage_accuracy",
+)
+
+
+@friendly_errors
+def scenarios_command() -> None:
+    """List the scenarios shipped with csr_marl."""
+    table = Table(title="scenarios", title_justify="left")
+    table.add_column("name")
+    table.add_column("description")
+    for name in scenario_names():
+        table.add_row(name, load_scenario(name).description)
+    console.print(table)
+
+
+@friendly_errors
+def simulate_command(
+    scenario: str = typer.Argument("standard_day", help="Scenario name (see `csr-marl scenarios`) or YAML path."),
+    policy: str = typer.Option("heuristic", "--policy", "-p", help="heuristic, random, fifo or escalate_all."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Root seed; same seed, same result."),
+    sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE (dotted path, YAML value); repeatable."),
+    as_json: bool = typer.Option(False, "--json", help="Print all KPIs and breakdowns as JSON."),
+    log: Optional[Path] = typer.Option(None, "--log", help="Write a per-contact log (.csv or .jsonl)."),
+) -> None:
+    """Run one episode with a built-in policy and print the KPI table."""
+    scn = load_scenario(scenario, parse_sets(sets))
+    result = simulate(scn, policy=policy, seed=seed, log=log or False)
+    if as_json:
+        payload = {
+            "scenario": result.scenario, "seed": seed, "policy": policy,
+            "team_return": result.team_return, "kpis": result.kpis, "breakdown": result.breakdown,
+            "reward_components": result.reward_components, "flow": result.flow,
+            "definitions": KPI_DEFINITIONS,
+        }
+        print(json.dumps(payload, indent=2, default=_json_default))
+        return
+    rows = {key: result.kpis[key] for key in HEADLINE if not _nan(result.kpis.get(key))}
+    rows["team_return"] = result.team_return
+    threshold = scn.service_level.threshold_minutes
+    title = f"{scn.name} · policy={policy} · seed={seed} · {scn.horizon_minutes:g} min"
+    console.print(kpi_table(title, rows))
+    console.print(
+        f"[dim]service_level = answered within {threshold:g} min / offered; "
+        f"KPIs count contacts arriving after the {scn.warmup_minutes:g}-minute warm-up.[/]"
+    )
+    by_priority = Table(title="by priority", title_justify="left")
+    for column in ("priority", "offered", "resolved", "abandoned", "service_level", "asa_minutes", "sla_attainment"):
+        by_priority.add_column(column, justify="right" if column != "priority" else "left")
+    for name, row in result.breakdown["priority"].items():
+        by_priority.add_row(name, *(fmt(row[c]) for c in ("offered", "resolved", "abandoned", "service_level", "asa_minutes", "sla_attainment")))
+    console.print(by_priority)
+
+
+def _nan(value: object) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _json_default(value: object) -> object:
+    return None if _nan(value) else str(value)
