@@ -18,6 +18,9 @@ from .tickets import TicketBank
 _DIST_TAGS = {"exponential", "lognormal", "gamma", "deterministic", "empirical"}
 
 
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when libyaml is there
+
+
 class ScenarioError(ValueError):
     """A scenario, override or ticket bank is malformed; the message names the field and value."""
 
@@ -60,7 +63,7 @@ def _find(name_or_path: str | os.PathLike[str]) -> Path:
 def _read_yaml(path: Path, what: str) -> Any:
     try:
         with open(path, encoding="utf-8") as handle:
-            return yaml.safe_load(handle)
+            return yaml.load(handle, Loader=_SafeLoader)
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{what} {path.name}: not valid YAML: {exc}") from None
 

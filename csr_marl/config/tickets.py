@@ -30,7 +30,7 @@ from .domain import (
     TIERS,
 )
 
-SLOT_PATTERN = re.compile(r"\{([a-z_]+)\}")
+SLOT_PATTERN = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 # Slots the core generates itself (ids, money, dates); any other slot needs a value list in ``slots``.
 GENERATED_SLOTS: frozenset[str] = frozenset(
     {"order_id", "amount", "tracking_id", "invoice_id", "last4", "days", "ticket_ref"}

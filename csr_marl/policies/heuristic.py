@@ -10,6 +10,7 @@ It never reads hidden facts, so it errs where the text is ambiguous or a fact is
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -30,15 +31,36 @@ def tokens(text: str) -> frozenset[str]:
 
 
 class KnowledgeBase:
-    """Finds the template a ticket most likely came from, by word overlap with every text variant."""
+    """Finds the template a ticket most likely came from: TF-IDF word overlap with every text variant.
+
+    An inverted index over informative words (those in at most a quarter of the variants) keeps a
+    lookup to a few dozen additions, whatever the size of the bank.
+    """
 
     def __init__(self, scenario: Scenario) -> None:
         self.bank = load_ticket_bank(scenario.tickets.bank)
-        self._variants: list[tuple[frozenset[str], Template]] = []
+        variants: list[tuple[frozenset[str], Template]] = []
         for template in self.bank.templates:
             for variant in template.variants:
                 text = SLOT_PATTERN.sub(" ", f"{variant.subject}\n{variant.body}")
-                self._variants.append((tokens(text), template))
+                variants.append((tokens(text), template))
+        self._templates = [template for _, template in variants]
+        document_frequency: dict[str, int] = {}
+        for words, _ in variants:
+            for word in words:
+                document_frequency[word] = document_frequency.get(word, 0) + 1
+        n = len(variants)
+        self._index: dict[str, list[tuple[int, float]]] = {}
+        norms = [0.0] * n
+        for i, (words, _) in enumerate(variants):
+            for word in words:
+                df = document_frequency[word]
+                if n >= 8 and df > n / 4:
+                    continue  # too common to tell issues apart
+                idf = math.log(n / df) + 1.0
+                self._index.setdefault(word, []).append((i, idf))
+                norms[i] += idf * idf
+        self._norms = [math.sqrt(v) or 1.0 for v in norms]
         self._cache: dict[tuple[int, int], Template] = {}
 
     def match(self, ticket: Ticket) -> Template:
@@ -47,13 +69,14 @@ class KnowledgeBase:
         if template is None:
             if len(self._cache) > 50_000:
                 self._cache.clear()
-            words = tokens(ticket.text)
-            best, best_score = self._variants[0][1], -1.0
-            for variant_words, candidate in self._variants:
-                score = len(words & variant_words) / (len(words | variant_words) or 1)
-                if score > best_score:
-                    best, best_score = candidate, score
-            template = self._cache[key] = best
+            scores: dict[int, float] = {}
+            index = self._index
+            for word in tokens(ticket.text):
+                for i, idf in index.get(word, ()):
+                    scores[i] = scores.get(i, 0.0) + idf * idf
+            norms = self._norms
+            best = max(scores, key=lambda i: scores[i] / norms[i], default=0)
+            template = self._cache[key] = self._templates[best]
         return template
 
     def likely_case(self, template: Template, ticket: Ticket) -> Case | None:

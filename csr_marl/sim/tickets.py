@@ -210,9 +210,9 @@ def _priority(template: Template, tier: str, lowered_text: str) -> str:
 
 def _generated(slot: str, u: UniformStream) -> str:
     if slot == "order_id":
-        return f"#{1000000 + u.integer(9000000)}"
+        return str(1000000 + u.integer(9000000))
     if slot == "amount":
-        return f"${math.exp(2.3 + 3.5 * u()):.2f}"
+        return f"{math.exp(2.3 + 3.5 * u()):.2f}"
     if slot == "tracking_id":
         return f"1Z{u.integer(10**6):06d}{u.integer(10**6):06d}"
     if slot == "invoice_id":

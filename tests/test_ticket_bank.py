@@ -1,0 +1,201 @@
+"""The default ticket bank: coverage, solvability with each role's tools, and the loader's checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from csr_marl.config import ScenarioError, load_ticket_bank, scenarios_dir
+from csr_marl.config.domain import (
+    CATEGORIES,
+    FACT_REVEALED_BY,
+    PRIORITIES,
+    RESOLVER_WORK_TOOLS,
+    SPECIALIST_WORK_TOOLS,
+)
+from csr_marl.config.tickets import GENERATED_SLOTS, SLOT_PATTERN, TicketBank
+
+
+@pytest.fixture(scope="module")
+def bank() -> TicketBank:
+    return load_ticket_bank(str(scenarios_dir() / "tickets" / "default.yaml"))
+
+
+def _texts(template) -> list[str]:
+    return [f"{v.subject}\n{v.body}".lower() for v in template.variants]
+
+
+# ------------------------------------------------------------------------------------------ coverage
+
+
+def test_bank_covers_every_category_and_priority(bank):
+    assert len(bank.templates) >= 60
+    for category in CATEGORIES:
+        count = sum(t.category == category for t in bank.templates)
+        assert count >= 12, f"only {count} {category} templates"
+    for priority in PRIORITIES:
+        count = sum(t.priority.base == priority for t in bank.templates)
+        assert count >= 5, f"only {count} templates with base priority {priority}"
+
+
+def test_every_template_has_several_variants(bank):
+    thin = [t.id for t in bank.templates if len(t.variants) < 3]
+    assert not thin, f"templates with fewer than 3 variants: {thin}"
+
+
+def test_template_ids_are_unique(bank):
+    ids = [t.id for t in bank.templates]
+    assert len(ids) == len(set(ids))
+
+
+# ----------------------------------------------------------------------------------- solvability
+
+
+def test_every_case_is_solvable_with_the_roles_tools(bank):
+    for template in bank.templates:
+        for case in template.cases:
+            need = bank.requirement(template, case)
+            assert set(need.steps) <= RESOLVER_WORK_TOOLS, (template.id, need.steps)
+            assert set(need.specialist) <= SPECIALIST_WORK_TOOLS, (template.id, need.specialist)
+
+
+def test_every_hidden_fact_is_revealed_by_a_required_step(bank):
+    for template in bank.templates:
+        for case in template.cases:
+            steps = bank.requirement(template, case).steps
+            for key in case.facts:
+                assert FACT_REVEALED_BY[key] in steps, (template.id, key, steps)
+
+
+def test_revealed_facts_change_the_next_step(bank):
+    """The same text can need different work: only a diagnostic tool tells which."""
+    branching = [
+        t.id
+        for t in bank.templates
+        if len({bank.requirement(t, c) for c in t.cases}) > 1
+    ]
+    assert branching, "no template has cases with different requirements"
+    assert "billing.double_charge" in branching
+
+
+def test_some_templates_need_escalation_and_most_do_not(bank):
+    escalating = [
+        t.id
+        for t in bank.templates
+        if any(bank.requirement(t, c).needs_escalation for c in t.cases)
+    ]
+    assert len(escalating) >= 3
+    assert len(escalating) < len(bank.templates) / 2, escalating
+
+
+def test_playbook_covers_every_fact_value_and_every_value_is_used(bank):
+    """Each revealable value says explicitly what it calls for, and none is dead vocabulary."""
+    for key, values in bank.fact_values.items():
+        assert set(values) <= set(bank.playbook.get(key, {})), key
+    used = {(k, v) for t in bank.templates for c in t.cases for k, v in c.facts.items()}
+    assert set(bank.fact_encoding) <= used, sorted(set(bank.fact_encoding) - used)
+
+
+# ------------------------------------------------------------------------------------ text quality
+
+
+def test_every_slot_has_values(bank):
+    for template in bank.templates:
+        for slot in template.slots:
+            assert slot in GENERATED_SLOTS or bank.slots.get(slot), (template.id, slot)
+        for variant in template.variants:
+            names = SLOT_PATTERN.findall(variant.subject) + SLOT_PATTERN.findall(variant.body)
+            assert set(names) <= template.slots
+
+
+def test_every_cue_appears_in_some_variant(bank):
+    """A cue no variant contains can never raise the priority: it is dead."""
+    for template in bank.templates:
+        texts = _texts(template)
+        for cue in template.priority.cues:
+            assert any(cue.lower() in text for text in texts), (template.id, cue)
+
+
+# ----------------------------------------------------------------------------------- loader checks
+
+
+def _minimal_bank() -> dict:
+    return {
+        "version": 1,
+        "fact_values": {"payment_status": ["settled", "duplicate_capture"]},
+        "playbook": {"payment_status": {"duplicate_capture": {"steps": ["initiate_refund"]}}},
+        "templates": [
+            {
+                "id": "billing.double_charge",
+                "category": "billing",
+                "priority": {"base": "medium", "cues": {"charged twice": 1}},
+                "variants": [{"subject": "Charged twice", "body": "Order {order_id}, charged twice."}],
+                "cases": [{"facts": {"payment_status": "duplicate_capture"}}],
+            }
+        ],
+    }
+
+
+def _write(tmp_path: Path, raw: dict) -> str:
+    path = tmp_path / "bank.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return str(path)
+
+
+def test_minimal_bank_loads(tmp_path):
+    bank = load_ticket_bank(_write(tmp_path, _minimal_bank()))
+    template = bank.templates[0]
+    need = bank.requirement(template, template.cases[0])
+    assert need.steps == ("check_payment", "initiate_refund")
+    assert not need.needs_escalation
+
+
+def test_duplicate_template_id_is_rejected(tmp_path):
+    raw = _minimal_bank()
+    raw["templates"].append(dict(raw["templates"][0]))
+    with pytest.raises(ScenarioError, match="duplicate"):
+        load_ticket_bank(_write(tmp_path, raw))
+
+
+def test_unknown_tool_in_a_case_is_rejected(tmp_path):
+    raw = _minimal_bank()
+    raw["templates"][0]["cases"][0]["steps"] = ["issue_voucher"]
+    with pytest.raises(ScenarioError, match="issue_voucher"):
+        load_ticket_bank(_write(tmp_path, raw))
+
+
+def test_resolver_tool_as_specialist_step_is_rejected(tmp_path):
+    raw = _minimal_bank()
+    raw["templates"][0]["cases"][0]["specialist"] = ["initiate_refund"]
+    with pytest.raises(ScenarioError, match="initiate_refund"):
+        load_ticket_bank(_write(tmp_path, raw))
+
+
+def test_unknown_tool_in_the_playbook_is_rejected(tmp_path):
+    raw = _minimal_bank()
+    raw["playbook"]["payment_status"]["duplicate_capture"]["specialist"] = ["call_the_bank"]
+    with pytest.raises(ScenarioError, match="call_the_bank"):
+        load_ticket_bank(_write(tmp_path, raw))
+
+
+def test_unknown_fact_value_is_rejected(tmp_path):
+    raw = _minimal_bank()
+    raw["templates"][0]["cases"][0]["facts"] = {"payment_status": "partially_refunded"}
+    with pytest.raises(ScenarioError, match="partially_refunded"):
+        load_ticket_bank(_write(tmp_path, raw))
+
+
+def test_unknown_fact_key_is_rejected(tmp_path):
+    raw = _minimal_bank()
+    raw["fact_values"]["weather"] = ["rainy"]
+    with pytest.raises(ScenarioError, match="weather"):
+        load_ticket_bank(_write(tmp_path, raw))
+
+
+def test_slot_without_values_is_rejected(tmp_path):
+    raw = _minimal_bank()
+    raw["templates"][0]["variants"][0]["body"] = "My {product} was charged twice."
+    with pytest.raises(ScenarioError, match="product"):
+        load_ticket_bank(_write(tmp_path, raw))
