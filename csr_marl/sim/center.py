@@ -124,10 +124,11 @@ class ContactCenter:
         horizon = self.horizon
         early_end = self.scenario.max_tickets is not None
         while self._pending is None:
-            if env.peek() >= horizon or (
-                early_end and self._arrivals_done and self._returns_pending == 0 and self.open_tickets == 0
-            ):
-                self._finish()
+            if early_end and self._arrivals_done and self._returns_pending == 0 and self.open_tickets == 0:
+                self._finish(env.now)  # every ticket of a max_tickets episode is closed
+                return None
+            if env.peek() >= horizon:
+                self._finish(horizon)
                 return None
             env.step()
         for queue in self.queues.values():
@@ -411,9 +412,7 @@ class ContactCenter:
             staffing.headcount_at(role, a) * (b - a) for a, b in zip(edges, edges[1:])
         )
 
-    def _finish(self) -> None:
-        early = self.env.peek() < self.horizon  # ended on max_tickets, not at the horizon
-        end = self.env.now if early else self.horizon
+    def _finish(self, end: float) -> None:
         self.end_time = end
         for queue in self.queues.values():
             self.expire(queue, end)
