@@ -61,10 +61,19 @@ class KnowledgeBase:
                 self._index.setdefault(word, []).append((i, idf))
                 norms[i] += idf * idf
         self._norms = [math.sqrt(v) or 1.0 for v in norms]
-        self._cache: dict[tuple[int, int], Template] = {}
+        self._cache: dict[str, Template] = {}
+        self._requirements = {
+            id(case): self.bank.requirement(template, case)
+            for template in self.bank.templates
+            for case in template.cases
+        }
+        self._fact_keys = {
+            template.id: sorted({k for case in template.cases for k in case.facts})
+            for template in self.bank.templates
+        }
 
     def match(self, ticket: Ticket) -> Template:
-        key = (ticket.id, ticket.contact)
+        key = ticket.text
         template = self._cache.get(key)
         if template is None:
             if len(self._cache) > 50_000:
@@ -81,21 +90,26 @@ class KnowledgeBase:
 
     def likely_case(self, template: Template, ticket: Ticket) -> Case | None:
         """The most frequent case consistent with the facts revealed so far."""
+        if len(template.cases) == 1:
+            return template.cases[0]
+        revealed = ticket.revealed
         consistent = [
             case for case in template.cases
-            if all(ticket.revealed.get(k, v) == v for k, v in case.facts.items())
+            if all(revealed.get(k, v) == v for k, v in case.facts.items())
         ]
         return max(consistent, key=lambda c: c.weight) if consistent else None
 
     def unchecked_diagnostics(self, template: Template, ticket: Ticket) -> list[str]:
-        keys = sorted({k for case in template.cases for k in case.facts if k not in ticket.revealed})
-        return [FACT_REVEALED_BY[k] for k in keys if FACT_REVEALED_BY[k] not in ticket.done]
+        return [
+            FACT_REVEALED_BY[k] for k in self._fact_keys[template.id]
+            if k not in ticket.revealed and FACT_REVEALED_BY[k] not in ticket.done
+        ]
 
     def evidently_escalated(self, template: Template) -> bool:
         return all(self.bank.requirement(template, c).needs_escalation for c in template.cases)
 
     def requirement(self, template: Template, case: Case) -> Requirement:
-        return self.bank.requirement(template, case)
+        return self._requirements[id(case)]
 
 
 @register("heuristic")

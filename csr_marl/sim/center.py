@@ -25,7 +25,7 @@ from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES,
 from ..config.loading import load_ticket_bank
 from ..config.scenario import Scenario
 from .arrivals import arrival_times
-from .decisions import ROLE_TOOLS, Decision, IllegalActionError, Phase, encode_triage
+from .decisions import ASKED, ROLE_TOOLS, Decision, IllegalActionError, Phase
 from .kpis import KpiAccumulator, TicketLog
 from .queues import TicketQueue
 from .random import RandomStreams, Sampler, UniformStream, make_sampler
@@ -66,6 +66,7 @@ class ContactCenter:
             "resolver": TicketQueue("resolver"),
             "escalation": TicketQueue("escalation"),
         }
+        self._queue_list = list(self.queues.values())
         self.staff_by_role: dict[str, list[Staff]] = {
             role: [
                 Staff(role, i, self.queues[role], i < staffing.headcount_at(role, 0.0))
@@ -75,6 +76,7 @@ class ContactCenter:
         }
         self.staff: list[Staff] = [s for role in ROLES for s in self.staff_by_role[role]]
         self.idle: dict[str, deque[Staff]] = {role: deque() for role in ROLES}
+        self.busy_staff = dict.fromkeys(ROLES, 0)  # staff with a ticket in hand, per role
         self.entry_queue = next(
             (self.queues[r] for r in ("triage", "resolver", "escalation") if self.peak[r] > 0)
         )
@@ -95,7 +97,7 @@ class ContactCenter:
             if self.peak["escalation"] > 0 or a % 2 == 0
         ]
         self._pending: Decision | None = None
-        self._pending_event: simpy.Event | None = None
+        self.answer_event: simpy.Event | None = None
         self._new_arrivals = 0
         self._arrivals_done = False
         self._returns_pending = 0
@@ -122,18 +124,23 @@ class ContactCenter:
             return None
         env = self.env
         horizon = self.horizon
+        step = env.step
+        events = env._queue  # SimPy's event heap: peeking it directly halves the loop's overhead
         early_end = self.scenario.max_tickets is not None
         while self._pending is None:
             if early_end and self._arrivals_done and self._returns_pending == 0 and self.open_tickets == 0:
                 self._finish(env.now)  # every ticket of a max_tickets episode is closed
                 return None
-            if env.peek() >= horizon:
+            if not events or events[0][0] >= horizon:
                 self._finish(horizon)
                 return None
-            env.step()
-        for queue in self.queues.values():
-            self.expire(queue)
-        self.rewards.add("waiting", self.meter.collect(env.now))
+            step()
+        now = env.now
+        for queue in self._queue_list:
+            if queue.next_deadline() <= now:
+                self.expire(queue)
+        if self.meter.rate:
+            self.rewards.add("waiting", self.meter.collect(now))
         return self._pending
 
     def decide(self, action: int) -> None:
@@ -154,21 +161,27 @@ class ContactCenter:
         self._resolve(decision, int(action))
 
     def ask(self, staff: Staff, phase: Phase, legal: list[int], *, ticket: Ticket | None = None,
-            slots: list[Ticket] | None = None) -> simpy.Event:
-        """Called by staff processes: request a decision; the event's value is the answer."""
-        event = self.env.event()
-        decision = Decision(staff, phase, self.env.now, legal, ticket, slots or [], self.queue_slots)
-        self._pending_event = event
+            slots: list[Ticket] | None = None) -> Any:
+        """Called by staff processes to request a decision.
+
+        Returns the answer at once when only one action is legal; otherwise pauses the simulation and
+        returns :data:`ASKED`, and the process then yields :attr:`answer_event` for the answer.
+        """
         if len(legal) == 1:
-            self._resolve(decision, legal[0])
-        else:
-            self._pending = decision
-        return event
+            staff.last_decision = self.env.now
+            if phase is Phase.PICK:
+                assert slots
+                self.start_service(staff, slots[0])
+                return slots[0]
+            return legal[0]
+        self.answer_event = self.env.event()
+        self._pending = Decision(staff, phase, self.env.now, legal, ticket, slots or [], self.queue_slots)
+        return ASKED
 
     def _resolve(self, decision: Decision, action: int) -> None:
-        event = self._pending_event
+        event = self.answer_event
         assert event is not None
-        self._pending_event = None
+        self.answer_event = None
         decision.staff.last_decision = self.env.now
         if decision.phase is Phase.PICK:
             # Take the ticket now, not when the process resumes, so nobody else can pick it.
@@ -238,10 +251,12 @@ class ContactCenter:
             self.kpis.answered(ticket, now - ticket.arrival)
         staff.ticket = ticket
         staff.busy_since = now
+        self.busy_staff[staff.role] += 1
 
     def end_service(self, staff: Staff) -> None:
         self._add_busy(staff, self.env.now)
         staff.ticket = None
+        self.busy_staff[staff.role] -= 1
 
     def _add_busy(self, staff: Staff, until: float) -> None:
         start = max(staff.busy_since, self.warmup)

@@ -24,6 +24,7 @@ from .tickets import Ticket
 if TYPE_CHECKING:
     from .staff import Staff
 
+ASKED = object()  # what ContactCenter.ask returns when the simulation pauses for a decision
 N_TRIAGE_ACTIONS = len(CATEGORIES) * len(PRIORITIES) * len(ROUTES)
 ROLE_TOOLS: dict[str, tuple[str, ...]] = {
     "triage": (),
@@ -57,7 +58,7 @@ def decode_triage(action: int) -> tuple[str, str, str]:
     return CATEGORIES[rest // len(PRIORITIES)], PRIORITIES[rest % len(PRIORITIES)], ROUTES[route]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Decision:
     """A pending decision. ``legal`` lists the action indices the core accepts now."""
 

@@ -46,11 +46,11 @@ class Sampler:
     def __init__(self, draw: Callable[[int], np.ndarray], mean: float) -> None:
         self._draw = draw
         self._buffer: list[float] = []
-        self._index = 0
+        self._index = _BLOCK
         self.mean = mean
 
     def __call__(self) -> float:
-        if self._index >= len(self._buffer):
+        if self._index == _BLOCK:
             self._buffer = self._draw(_BLOCK).tolist()
             self._index = 0
         value = self._buffer[self._index]
@@ -92,10 +92,10 @@ class UniformStream:
     def __init__(self, rng: np.random.Generator) -> None:
         self._rng = rng
         self._buffer: list[float] = []
-        self._index = 0
+        self._index = _BLOCK
 
     def __call__(self) -> float:
-        if self._index >= len(self._buffer):
+        if self._index == _BLOCK:
             self._buffer = self._rng.random(_BLOCK).tolist()
             self._index = 0
         value = self._buffer[self._index]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Generator
 
 import simpy
 
-from .decisions import Phase, decode_triage
+from .decisions import ASKED, Phase, decode_triage
 from .queues import TicketQueue
 from .tickets import Ticket
 
@@ -43,6 +43,7 @@ class Staff:
 
 
 Process = Generator[simpy.Event, object, None]
+_SLOTS = [list(range(k)) for k in range(65)]  # legal pick actions for k visible tickets
 
 
 def staff_process(center: "ContactCenter", staff: Staff) -> Process:
@@ -68,13 +69,17 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
             yield from _triage(center, staff, ticket)
         else:
             slots = queue.visible(center.queue_slots)
-            ticket = yield center.ask(staff, Phase.PICK, list(range(len(slots))), slots=slots)
+            ticket = center.ask(staff, Phase.PICK, _SLOTS[len(slots)], slots=slots)
+            if ticket is ASKED:
+                ticket = yield center.answer_event
             yield from _work(center, staff, ticket)  # type: ignore[arg-type]
         center.end_service(staff)
 
 
 def _triage(center: "ContactCenter", staff: Staff, ticket: Ticket) -> Process:
-    action = yield center.ask(staff, Phase.TRIAGE, center.legal_triage, ticket=ticket)
+    action = center.ask(staff, Phase.TRIAGE, center.legal_triage, ticket=ticket)
+    if action is ASKED:
+        action = yield center.answer_event
     category, priority, route = decode_triage(action)  # type: ignore[arg-type]
     center.score_triage(staff, ticket, category, priority, route)
     staff.activity = "triaging"
@@ -86,7 +91,9 @@ def _work(center: "ContactCenter", staff: Staff, ticket: Ticket) -> Process:
     at_desk = staff.role == "escalation"
     while True:
         legal = center.legal_work(staff.role, ticket)
-        action = yield center.ask(staff, Phase.WORK, legal, ticket=ticket)
+        action = center.ask(staff, Phase.WORK, legal, ticket=ticket)
+        if action is ASKED:
+            action = yield center.answer_event
         tool = center.tool_of(staff.role, action)  # type: ignore[arg-type]
         staff.activity = tool
         yield center.env.timeout(center.tool_time(tool, at_desk))

@@ -126,7 +126,7 @@ class TicketFactory:
         ticket.template = template
         ticket.case = template.cases[ci]
         ticket.requirement = self._requirements[(ti, ci)]
-        ticket.facts = dict(ticket.case.facts)
+        ticket.facts = ticket.case.facts  # read-only: the hidden truth
         ticket.tier = self._tiers[u.choice(self._tier_cdf)] if len(self._tiers) > 1 else self._tiers[0]
         variant = template.variants[u.integer(len(template.variants))]
         values = self._slot_fill(template)
@@ -134,7 +134,7 @@ class TicketFactory:
         ticket.body = variant.body.format_map(values) if values else variant.body
         ticket.text = f"{ticket.subject}\n{ticket.body}"
         ticket.true_category = template.category
-        ticket.true_priority = _priority(template, ticket.tier, ticket.text.lower())
+        ticket.true_priority = _priority(template, ticket.tier, ticket.text)
         ticket.declared_category = self._declared_category(template.category)
         ticket.declared_priority = self._declared_priority(ticket.true_priority)
         ticket.assigned_category = ticket.declared_category
@@ -150,9 +150,7 @@ class TicketFactory:
             ticket.first_arrival = now
         ticket.sla_deadline = now + self._sla[ticket.true_priority]
         ticket.counted = now >= self._warmup
-        ticket.cell = (
-            PRIORITIES.index(ticket.true_priority) * len(TIERS) + TIERS.index(ticket.tier)
-        ) * len(CATEGORIES) + CATEGORIES.index(ticket.true_category)
+        ticket.cell = _CELL[(ticket.true_priority, ticket.tier, ticket.true_category)]
 
     def returning(self, old: Ticket, now: float) -> Ticket:
         """The same customer and issue back as a new contact, with fresh patience."""
@@ -160,7 +158,7 @@ class TicketFactory:
         for name in ("id", "template", "case", "requirement", "tier", "subject", "body", "text",
                      "true_category", "true_priority", "declared_category", "declared_priority"):
             setattr(ticket, name, getattr(old, name))
-        ticket.facts = dict(old.facts)
+        ticket.facts = old.facts
         ticket.contact = old.contact + 1
         ticket.first_arrival = old.first_arrival
         ticket.returns = old.returns + 1
@@ -186,14 +184,14 @@ class TicketFactory:
 
     def _declared_category(self, true: str) -> str:
         u = self._u
-        if u() < self._category_accuracy:
+        if self._category_accuracy >= 1.0 or u() < self._category_accuracy:
             return true
-        others = [c for c in CATEGORIES if c != true]
+        others = _OTHER_CATEGORIES[true]
         return others[u.integer(len(others))]
 
     def _declared_priority(self, true: str) -> str:
         u = self._u
-        if u() < self._priority_accuracy:
+        if self._priority_accuracy >= 1.0 or u() < self._priority_accuracy:
             return true
         level = PRIORITIES.index(true)
         # Customers overstate more often than they understate.
@@ -202,9 +200,21 @@ class TicketFactory:
         return PRIORITIES[level - 1]
 
 
-def _priority(template: Template, tier: str, lowered_text: str) -> str:
+_CELL = {
+    (p, t, c): (pi * len(TIERS) + ti) * len(CATEGORIES) + ci
+    for pi, p in enumerate(PRIORITIES)
+    for ti, t in enumerate(TIERS)
+    for ci, c in enumerate(CATEGORIES)
+}
+_OTHER_CATEGORIES = {c: [o for o in CATEGORIES if o != c] for c in CATEGORIES}
+
+
+def _priority(template: Template, tier: str, text: str) -> str:
     rule = template.priority
-    cue = max((levels for cue, levels in rule.cues.items() if cue.lower() in lowered_text), default=0)
+    if not rule.cues:
+        return raise_priority(rule.base, rule.tier_raise.get(tier, 0))
+    lowered = text.lower()
+    cue = max((levels for cue, levels in rule.cues.items() if cue.lower() in lowered), default=0)
     return raise_priority(rule.base, rule.tier_raise.get(tier, 0) + cue)
 
 

@@ -1,0 +1,128 @@
+"""Core throughput: csr_marl.simulate against bare SimPy and ciw on the same M/M/c model.
+
+Runs in one process, on the same number of arrivals, and prints tickets per second and the ratios:
+
+    python benchmarks/core_throughput.py                # 100,000 arrivals per contender
+    python benchmarks/core_throughput.py --tickets 20000 --memory   # + peak RSS, 100k vs 1M tickets
+
+Targets (issue 2): simulate on `mmc` >= 1.0x ciw and >= 0.5x bare SimPy; a 1,000,000-ticket run peaks
+within 1.2x the RSS of a 100,000-ticket run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+import simpy
+
+import csr_marl
+
+# --- the model: M/M/4, lambda = 2 / min, mean service 1.6 min (the `mmc` preset) ------------------
+RATE, MEAN_SERVICE, SERVERS = 2.0, 1.6, 4
+
+
+def bare_simpy(n_tickets: int, seed: int = 0) -> float:
+    """The reference: one process per customer, a Resource for the servers, numpy draws in bulk."""
+    rng = np.random.default_rng(seed)
+    gaps = rng.exponential(1 / RATE, n_tickets).tolist()
+    services = rng.exponential(MEAN_SERVICE, n_tickets).tolist()
+    env = simpy.Environment()
+    servers = simpy.Resource(env, SERVERS)
+    waits: list[float] = []
+
+    def customer(service: float):
+        arrived = env.now
+        with servers.request() as request:
+            yield request
+            waits.append(env.now - arrived)
+            yield env.timeout(service)
+
+    def source():
+        for gap, service in zip(gaps, services):
+            yield env.timeout(gap)
+            env.process(customer(service))
+
+    start = time.perf_counter()
+    env.process(source())
+    env.run()
+    elapsed = time.perf_counter() - start
+    assert len(waits) == n_tickets
+    return n_tickets / elapsed
+
+
+def ciw_reference(n_tickets: int, seed: int = 0) -> float:
+    import ciw
+
+    network = ciw.create_network(
+        arrival_distributions=[ciw.dists.Exponential(rate=RATE)],
+        service_distributions=[ciw.dists.Exponential(rate=1 / MEAN_SERVICE)],
+        number_of_servers=[SERVERS],
+    )
+    ciw.seed(seed)
+    simulation = ciw.Simulation(network)
+    start = time.perf_counter()
+    simulation.simulate_until_max_time(n_tickets / RATE)
+    elapsed = time.perf_counter() - start
+    arrived = len(simulation.get_all_records()) + sum(len(n.all_individuals) for n in simulation.nodes[1:-1])
+    return arrived / elapsed
+
+
+def csr_marl_run(scenario: str, n_tickets: int, seed: int = 0) -> float:
+    scn = csr_marl.load_scenario(scenario)
+    if scenario == "mmc":
+        scn = csr_marl.load_scenario(scn, overrides={"horizon_minutes": n_tickets / RATE, "warmup_minutes": 0})
+    arrived, elapsed = 0, 0.0
+    while arrived < n_tickets:  # standard_day: whole shifts, new seeds, until enough tickets
+        start = time.perf_counter()
+        result = csr_marl.simulate(scn, policy="heuristic", seed=seed)
+        elapsed += time.perf_counter() - start
+        arrived += result.flow["arrived"]
+        seed += 1
+    return arrived / elapsed
+
+
+def peak_rss_mib(n_tickets: int) -> float:
+    """Peak RSS of a fresh process that simulates `n_tickets` arrivals of `mmc` without the log."""
+    code = (
+        "import resource, csr_marl; "
+        f"csr_marl.simulate('mmc', seed=0, overrides={{'horizon_minutes': {n_tickets / RATE}, 'warmup_minutes': 0}}); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return int(out.strip()) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tickets", type=int, default=100_000)
+    parser.add_argument("--memory", action="store_true", help="also compare peak RSS at 100k and 1M tickets")
+    args = parser.parse_args()
+    n = args.tickets
+    print(f"csr_marl {csr_marl.__version__} · simpy {simpy.__version__} · Python {platform.python_version()} · {platform.machine()}")
+    csr_marl.simulate("mmc", seed=0, overrides={"horizon_minutes": 10, "warmup_minutes": 0})  # load banks and caches first
+    figures = {
+        "bare SimPy M/M/c": bare_simpy(n),
+        "ciw M/M/c": ciw_reference(n),
+        "simulate mmc": csr_marl_run("mmc", n),
+        "simulate standard_day": csr_marl_run("standard_day", n // 4),
+    }
+    width = max(map(len, figures))
+    for name, rate in figures.items():
+        print(f"{name:<{width}}  {rate:>10,.0f} tickets/s")
+    mmc, simpy_rate, ciw_rate = figures["simulate mmc"], figures["bare SimPy M/M/c"], figures["ciw M/M/c"]
+    print(f"simulate mmc / ciw        = {mmc / ciw_rate:5.2f}x   (target >= 1.0x)")
+    print(f"simulate mmc / bare SimPy = {mmc / simpy_rate:5.2f}x   (target >= 0.5x)")
+    print(f"standard_day / bare SimPy = {figures['simulate standard_day'] / simpy_rate:5.2f}x   (all three roles, multi-step workflows)")
+    if args.memory:
+        small, large = peak_rss_mib(100_000), peak_rss_mib(1_000_000)
+        print(f"peak RSS: 100k tickets {small:.1f} MiB, 1M tickets {large:.1f} MiB, ratio {large / small:.3f} (target <= 1.2)")
+
+
+if __name__ == "__main__":
+    main()
