@@ -218,3 +218,40 @@ def test_kpi_memory_does_not_grow_with_tickets() -> None:
     size = lambda c: sum(len(v) for v in c.kpis.counts.values()) + len(c.kpis.wait_hist)  # noqa: E731
     assert size(short) == size(long)
     assert long.flow["arrived"] > 9 * short.flow["arrived"]
+
+
+def test_mis_escalation_is_returned_to_the_resolver_queue() -> None:
+    """A resolver escalates a ticket that needs no specialist; the desk returns it; both are scored."""
+    scn = load_scenario("standard_day", overrides={"staffing.triage": 0})
+    center = ContactCenter(scn, seed=8, track_rewards=True, log=True)
+    heuristic = HeuristicPolicy(scn)
+    target = None
+    routing: list[tuple[str, float]] = []
+    while (d := center.next_decision()) is not None:
+        routing += [(a, v) for c, a, v in center.rewards.drain() if c == "routing" and d.ticket is not None]
+        if d.phase is Phase.WORK and d.role == "resolver" and target is None and not d.ticket.requirement.needs_escalation:
+            target = d.ticket
+            center.decide(d.tool_action("escalate_issue"))
+            continue
+        if d.phase is Phase.WORK and d.role == "escalation" and d.ticket is target:
+            center.decide(d.tool_action("return_to_resolver"))
+            continue
+        center.decide(heuristic(d))
+    assert target is not None and target.escalated and target.stage == "resolver"
+    values = sorted(v for _, v in routing)
+    assert pytest.approx(-0.2) in values and pytest.approx(0.2) in values
+    record = next(r for r in center.result().log if r["ticket_id"] == target.id and r["contact"] == 0)
+    assert record["escalated"] and record["outcome"] in ("resolved", "closed_unresolved", "open")
+
+
+def test_customers_abandon_from_every_queue() -> None:
+    scn = load_scenario("standard_day", overrides={
+        "staffing": {"triage": 1, "resolver": 2, "escalation": 1},
+        "customers.patience": {"dist": "exponential", "mean_minutes": 5},
+    })
+    center = ContactCenter(scn, seed=0)
+    drive(center, make_policy("escalate_all", scn, center.streams["policy"]), False)
+    stats = center.kpis.queue_stats
+    assert center.flow["abandoned"] > 0
+    for queue in ("triage", "resolver", "escalation"):
+        assert stats[queue][3] > 0, f"nobody abandoned the {queue} queue"

@@ -231,7 +231,7 @@ class ContactCenter:
             self.flow["abandoned"] += 1
             waited = ticket.deadline - ticket.enqueued_at
             ticket.queue_wait += waited
-            self.kpis.queue_left(queue.name, ticket, waited)
+            self.kpis.queue_left(queue.name, ticket, waited, abandoned=True)
             self.kpis.abandoned(ticket, ticket.deadline - ticket.arrival)
             self.kpis.count("sla_breached", ticket)
             self.rewards.add("abandonment", self.weights.abandonment)

@@ -37,7 +37,7 @@ class KpiAccumulator:
         self.busy = {role: 0.0 for role in ROLES}
         self.available = roles_available
         self.triage = {"triaged": 0, "category_right": 0, "priority_right": 0, "route_right": 0}
-        self.queue_stats: dict[str, list[float]] = {}  # name -> [entries, waited>0, wait sum]
+        self.queue_stats: dict[str, list[float]] = {}  # name -> [left, waited>0, wait sum, abandoned]
 
     # --- events -----------------------------------------------------------------------------------
     def count(self, name: str, ticket: Ticket) -> None:
@@ -66,12 +66,13 @@ class KpiAccumulator:
             self.counts["waited"][ticket.cell] += 1
             self.abandoned_wait += wait
 
-    def queue_left(self, queue: str, ticket: Ticket, waited: float) -> None:
+    def queue_left(self, queue: str, ticket: Ticket, waited: float, abandoned: bool = False) -> None:
         if ticket.counted:
-            stats = self.queue_stats.setdefault(queue, [0, 0, 0.0])
+            stats = self.queue_stats.setdefault(queue, [0, 0, 0.0, 0])
             stats[0] += 1
             stats[1] += waited > 0
             stats[2] += waited
+            stats[3] += abandoned
 
     # --- results ----------------------------------------------------------------------------------
     def total(self, name: str) -> int:
@@ -110,7 +111,7 @@ class KpiAccumulator:
         out["triage_accuracy"] = _ratio(self.triage["category_right"], triaged)
         out["triage_priority_accuracy"] = _ratio(self.triage["priority_right"], triaged)
         out["triage_routing_accuracy"] = _ratio(self.triage["route_right"], triaged)
-        for queue, (entries, waited, total_wait) in sorted(self.queue_stats.items()):
+        for queue, (entries, waited, total_wait, _abandoned) in sorted(self.queue_stats.items()):
             out[f"{queue}_queue_p_wait"] = _ratio(waited, entries)
             out[f"{queue}_queue_mean_wait_minutes"] = _ratio(total_wait, entries)
         return out
