@@ -90,6 +90,7 @@ class TicketFactory:
         self._rng = streams["tickets"]
         self._u = UniformStream(self._rng)
         self._templates = list(bank.templates)
+        self._n_templates = len(self._templates)
         self._template_cdf = cumulative([t.weight for t in self._templates])
         self._case_cdf = [cumulative([c.weight for c in t.cases]) for t in self._templates]
         self._requirements: dict[tuple[int, int], Requirement] = {
@@ -116,30 +117,34 @@ class TicketFactory:
 
     def new(self, now: float) -> Ticket:
         u = self._u
-        ti = u.choice(self._template_cdf)
+        ti = u.choice(self._template_cdf) if self._n_templates > 1 else 0
         template = self._templates[ti]
-        ci = u.choice(self._case_cdf[ti]) if len(template.cases) > 1 else 0
+        cases = template.cases
+        ci = u.choice(self._case_cdf[ti]) if len(cases) > 1 else 0
         ticket = Ticket()
         ticket.id = self._next_id
         self._next_id += 1
         ticket.contact = 0
         ticket.template = template
-        ticket.case = template.cases[ci]
+        ticket.case = case = cases[ci]
         ticket.requirement = self._requirements[(ti, ci)]
-        ticket.facts = ticket.case.facts  # read-only: the hidden truth
-        ticket.tier = self._tiers[u.choice(self._tier_cdf)] if len(self._tiers) > 1 else self._tiers[0]
-        variant = template.variants[u.integer(len(template.variants))]
-        values = self._slot_fill(template)
-        ticket.subject = variant.subject.format_map(values) if values else variant.subject
-        ticket.body = variant.body.format_map(values) if values else variant.body
+        ticket.facts = case.facts  # read-only: the hidden truth
+        tiers = self._tiers
+        ticket.tier = tier = tiers[u.choice(self._tier_cdf)] if len(tiers) > 1 else tiers[0]
+        variants = template.variants
+        variant = variants[u.integer(len(variants))] if len(variants) > 1 else variants[0]
+        if template.slots:
+            values = self._slot_fill(template)
+            ticket.subject = variant.subject.format_map(values)
+            ticket.body = variant.body.format_map(values)
+        else:
+            ticket.subject, ticket.body = variant.subject, variant.body
         ticket.text = f"{ticket.subject}\n{ticket.body}"
         ticket.true_category = template.category
-        ticket.true_priority = _priority(template, ticket.tier, ticket.text)
-        ticket.declared_category = self._declared_category(template.category)
-        ticket.declared_priority = self._declared_priority(ticket.true_priority)
-        ticket.assigned_category = ticket.declared_category
-        ticket.assigned_priority = ticket.declared_priority
-        ticket.patience_left = self._patience() * self._patience_factor[ticket.tier]
+        ticket.true_priority = _priority(template, tier, ticket.text)
+        ticket.assigned_category = ticket.declared_category = self._declared_category(template.category)
+        ticket.assigned_priority = ticket.declared_priority = self._declared_priority(ticket.true_priority)
+        ticket.patience_left = self._patience() * self._patience_factor[tier]
         self.stamp_arrival(ticket, now)
         return ticket
 
@@ -170,8 +175,6 @@ class TicketFactory:
 
     # --- helpers ----------------------------------------------------------------------------------
     def _slot_fill(self, template: Template) -> dict[str, str]:
-        if not template.slots:
-            return {}
         u = self._u
         values: dict[str, str] = {}
         for slot in template.slots:
