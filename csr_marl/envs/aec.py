@@ -1,0 +1,75 @@
+"""The AEC environment: the agent whose decision is due acts; the core runs between decisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pettingzoo import AECEnv
+
+from .common import CenterEnvBase
+from .views import AgentView
+
+
+class ContactCenterAEC(CenterEnvBase, AECEnv):
+    """PettingZoo AEC environment over the contact-center core (see :mod:`csr_marl.envs`)."""
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        driver = self._driver
+        driver.start(seed)
+        self.agents = self.possible_agents.copy()
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.rewards = AgentView(self.agents, driver.account.last_step)
+        self._cumulative_rewards = AgentView(self.agents, driver.account.since_turn)
+        self.infos = AgentView(self.agents, self._info)
+        self._info_cache: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._select()
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._dead_step(agent, action)
+            return
+        self._driver.act(action)
+        self._select()
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray] | np.ndarray:
+        self._require_reset()
+        return self._driver.observation(agent, self._driver.mask(agent, noop=False))
+
+    def _select(self) -> None:
+        """Point at the agent whose decision is due; at the end, everyone is done at once."""
+        driver = self._driver
+        if driver.decision is not None:
+            self.agent_selection = driver.decision.agent
+            return
+        done = self.terminations if driver.ended_early else self.truncations
+        for agent in self.agents:
+            done[agent] = True
+        self.agent_selection = self.agents[0]
+
+    def _dead_step(self, agent: str, action: Any) -> None:
+        """PettingZoo's dead-step convention: each done agent steps once with None and leaves."""
+        if action is not None:
+            raise ValueError(f"{agent} is done: the only valid action is None")
+        for flags in (self.terminations, self.truncations, self.rewards, self._cumulative_rewards, self.infos):
+            del flags[agent]
+        self.agents.remove(agent)
+        self._driver.account.begin_step()  # the step's rewards are cleared
+        if self.agents:
+            self.agent_selection = self.agents[0]
+
+    def _info(self, agent: str) -> dict[str, Any]:
+        """Built when read, once per step: ``info == env.infos[agent]`` must hold within a step."""
+        driver = self._driver
+        cached = self._info_cache.get(agent)
+        if cached is not None and cached[0] == driver.version:
+            return cached[1]
+        info = driver.info(
+            agent, driver.mask(agent, noop=False), driver.account.since_turn_components(agent)
+        )
+        self._info_cache[agent] = (driver.version, info)
+        return info

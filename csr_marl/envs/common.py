@@ -1,0 +1,133 @@
+"""What the AEC and parallel environments share: construction, spaces, state, rendering, inspection."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.utils import EzPickle
+
+from ..config.loading import load_scenario
+from ..config.scenario import Scenario
+from ..sim.center import ContactCenter
+from ..sim.decisions import Decision
+from .driver import CenterDriver
+from .render import floor_text
+
+ScenarioLike = str | os.PathLike[str] | Scenario
+METADATA: dict[str, Any] = {
+    "name": "csr_marl_v0",
+    "render_modes": ["ansi", "human"],
+    "is_parallelizable": False,
+    "render_fps": 4,
+}
+
+
+def resolve_scenario(scenario: ScenarioLike, overrides: Mapping[str, Any] | None) -> Scenario:
+    """A scenario name, YAML path or loaded scenario, with dotted-path overrides applied."""
+    if isinstance(scenario, Scenario) and not overrides:
+        return scenario
+    return load_scenario(scenario, overrides)
+
+
+class CenterEnvBase(EzPickle):
+    """Mixed into both environments; the subclass sets up turns, rewards and infos."""
+
+    metadata = METADATA
+    possible_agents: list[str]
+    agents: list[str]
+
+    def __init__(
+        self,
+        scenario: ScenarioLike = "standard_day",
+        seed: int | None = None,
+        render_mode: str | None = None,
+        *,
+        overrides: Mapping[str, Any] | None = None,
+        uniform_spaces: bool = False,
+        flat_observations: bool = False,
+    ) -> None:
+        # Pickles as its arguments: a copy is a fresh environment (for worker processes).
+        EzPickle.__init__(
+            self, scenario, seed, render_mode,
+            overrides=overrides, uniform_spaces=uniform_spaces, flat_observations=flat_observations,
+        )
+        if render_mode is not None and render_mode not in METADATA["render_modes"]:
+            raise ValueError(
+                f"render_mode {render_mode!r} is not supported; choose one of {METADATA['render_modes']} or None"
+            )
+        self.render_mode = render_mode
+        self.scenario = resolve_scenario(scenario, overrides)
+        self._driver = CenterDriver(
+            self.scenario, uniform_spaces=uniform_spaces, flat_observations=flat_observations, seed=seed
+        )
+        layout = self._driver.layout
+        roles = self._driver.role_of
+        self.possible_agents = list(self._driver.agents)
+        self.agents = self.possible_agents.copy()
+        # One space object per agent, built once (each seeds and samples on its own).
+        self.observation_spaces = {
+            a: layout.observation_space(roles[a], flat_observations) for a in self.possible_agents
+        }
+        self.action_spaces = {a: layout.action_space(roles[a]) for a in self.possible_agents}
+        self.state_space = layout.state_space()
+
+    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Discrete:
+        return self.action_spaces[agent]
+
+    def state(self) -> np.ndarray:
+        """A global vector for centralised critics (see the env card's State section)."""
+        self._require_reset()
+        return self._driver.state()
+
+    # --- inspection -----------------------------------------------------------------------------
+    @property
+    def center(self) -> ContactCenter:
+        """The running core (its KPIs, streams and ``result()`` once the episode has ended)."""
+        self._require_reset()
+        assert self._driver.center is not None
+        return self._driver.center
+
+    @property
+    def pending_decision(self) -> Decision | None:
+        """The core's pending decision (what a built-in policy answers); None once the episode ended."""
+        return self._driver.decision
+
+    def feature_names(self, agent_or_role: str) -> tuple[str, ...]:
+        """The name of every position of an agent's (or a role's) observation vector."""
+        return self._driver.layout.feature_names(self._driver.role_of.get(agent_or_role, agent_or_role))
+
+    def action_names(self, agent_or_role: str) -> tuple[str, ...]:
+        """What every action index means for an agent (or a role); the no-op is last."""
+        return self._driver.layout.action_names(self._driver.role_of.get(agent_or_role, agent_or_role))
+
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(self._driver.layout.state_names)
+
+    # --- rendering ------------------------------------------------------------------------------
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "render() called without a render_mode; pass render_mode='ansi' (text) or 'human' (printed)"
+            )
+            return None
+        self._require_reset()
+        text = floor_text(self.center, self._driver.decision, METADATA["name"])
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    def _require_reset(self) -> None:
+        if self._driver.center is None:
+            raise RuntimeError("call reset() before using the environment")

@@ -1,0 +1,154 @@
+"""Observation, state and action layouts: every feature named, visible information only, cached text."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+from env_helpers import SHORT, masked_random
+
+import csr_marl
+from csr_marl.envs.observations import TextHasher
+from csr_marl.policies import HeuristicPolicy
+from csr_marl.sim import Phase
+
+
+def test_every_position_is_named_and_sizes_follow_the_env_card():
+    env = csr_marl.raw_env("standard_day")
+    sizes = {role: len(env.feature_names(role)) for role in ("triage", "resolver", "escalation")}
+    assert sizes == {"triage": 111, "resolver": 176, "escalation": 176}  # D=32, F=30, K=5
+    for agent in env.possible_agents:
+        assert env.observation_space(agent)["observation"].shape == (len(env.feature_names(agent)),)
+        names = env.action_names(agent)
+        assert env.action_space(agent).n == len(names) and names[-1] == "noop"
+    assert env.action_names("triage")[:2] == ("billing/low->resolver", "billing/low->escalation")
+    assert env.action_names("escalation")[5:] == (
+        "approve_refund", "engineering_fix", "fraud_review", "account_recovery", "legal_review",
+        "respond_user", "return_to_resolver", "noop",
+    )
+    assert len(env.state_names) == env.state_space.shape[0] == 65 + 32 + 30 + 26 * 5
+
+
+def test_uniform_spaces_pad_with_a_role_one_hot_and_put_the_no_op_last():
+    env = csr_marl.raw_env("standard_day", uniform_spaces=True)
+    assert {env.observation_space(a)["observation"].shape for a in env.possible_agents} == {(179,)}
+    assert {env.action_space(a).n for a in env.possible_agents} == {33}
+    assert env.action_names("resolver")[13:15] == ("pad_0", "pad_1")
+    env.reset(seed=0)
+    for agent in ("triage_0", "resolver_0", "escalation_0"):
+        observation = env.observe(agent)["observation"]
+        role = agent.split("_")[0]
+        assert observation[:3].tolist() == [float(role == r) for r in ("triage", "resolver", "escalation")]
+
+
+def test_text_features_are_stable_signed_hashes_with_numbers_folded():
+    hasher = TextHasher(8)
+    vector = np.array(hasher("Charged twice, order 4471"))
+    expected = np.zeros(8)
+    for word in ("charged", "twice", "order", "0"):
+        h = zlib.crc32(word.encode())
+        expected[h % 8] += 1.0 if h & 0x80000000 else -1.0
+    np.testing.assert_allclose(vector, expected / np.linalg.norm(expected))
+    assert hasher("order 4471") == hasher("ORDER 98")
+
+
+def test_text_features_are_computed_once_per_ticket():
+    env = csr_marl.raw_env("standard_day", overrides=SHORT)
+    hasher = env._driver.encoder.hasher
+    texts: list[str] = []
+    env._driver.encoder.hasher = lambda text: (texts.append(text), hasher(text))[1]
+    env.reset(seed=0)
+    policy = masked_random(0)
+    tickets = set()
+    while env.pending_decision is not None:
+        agent = env.agent_selection
+        env.observe(agent)
+        env.observe(agent)
+        ticket = env.pending_decision.staff.ticket
+        if ticket is not None:
+            tickets.add(ticket)
+            assert isinstance(ticket.cache, np.ndarray)
+        env.step(policy(env.observe(agent)["action_mask"]))
+    assert len(texts) == len(tickets)
+
+
+def test_observations_show_only_what_staff_can_see():
+    env = csr_marl.raw_env("standard_day", overrides=SHORT)
+    env.reset(seed=0)
+    agent = env.agent_selection
+    ticket = env.pending_decision.staff.ticket
+    before = env.observe(agent)["observation"]
+    ticket.true_category, ticket.true_priority = "general", "urgent"
+    ticket.facts = {"payment_status": "fraud_suspected"}
+    env._driver.encoder.invalidate()
+    np.testing.assert_array_equal(before, env.observe(agent)["observation"])
+
+
+def test_revealed_facts_and_steps_done_appear_in_the_ticket_block():
+    env = csr_marl.raw_env("tasks/resolve")
+    env.reset(seed=0)
+    policy = HeuristicPolicy(env.scenario)
+    names = env.feature_names("resolver")
+    seen = 0
+    while env.pending_decision is not None:
+        decision = env.pending_decision
+        observation = dict(zip(names, env.observe(decision.agent)["observation"]))
+        if decision.phase is Phase.WORK:
+            ticket = decision.ticket
+            for fact, value in ticket.revealed.items():
+                assert observation[f"fact_{fact}={value}"] == 1.0
+                seen += 1
+            assert {n.removeprefix("done_") for n, v in observation.items() if n.startswith("done_") and v} == set(ticket.done)
+            assert sum(v for n, v in observation.items() if n.startswith("fact_")) == len(ticket.revealed)
+        env.step(policy(decision))
+    assert seen > 0
+
+
+def test_pick_observations_show_the_decisions_slots():
+    env = csr_marl.raw_env("standard_day", overrides={"staffing.resolver": 2, **SHORT})
+    env.reset(seed=1)
+    policy = masked_random(1)
+    names = env.feature_names("resolver")
+    picks = 0
+    while env.pending_decision is not None:
+        decision = env.pending_decision
+        observation = env.observe(decision.agent)["observation"]
+        if decision.phase is Phase.PICK:
+            picks += 1
+            features = dict(zip(names, observation))
+            assert sum(features[f"slot{i}_present"] for i in range(5)) == len(decision.slots)
+            for i, ticket in enumerate(decision.slots):
+                assert features[f"slot{i}_priority_{ticket.assigned_priority}"] == 1.0
+                assert features[f"slot{i}_tier_{ticket.tier}"] == 1.0
+            assert features["ticket_present"] == 0.0 and features["phase_pick"] == 1.0
+        env.step(policy(env.observe(decision.agent)["action_mask"]))
+    assert picks >= 10
+
+
+def test_state_is_a_global_vector_with_the_pending_tickets_truth():
+    env = csr_marl.raw_env("standard_day", overrides=SHORT)
+    env.reset(seed=2)
+    policy = masked_random(2)
+    while True:
+        state = env.state()
+        assert env.state_space.contains(state)
+        features = dict(zip(env.state_names, state))
+        decision = env.pending_decision
+        if decision is None:
+            assert features["pending_phase_none"] == 1.0
+            break
+        assert features[f"pending_role_{decision.role}"] == 1.0
+        ticket = decision.staff.ticket
+        if ticket is not None:
+            assert features[f"pending_true_priority_{ticket.true_priority}"] == 1.0
+            assert features["pending_needs_escalation"] == float(ticket.requirement.needs_escalation)
+        env.step(policy(env.observe(env.agent_selection)["action_mask"]))
+
+
+@pytest.mark.parametrize("scenario", ["validation/mmc", "tasks/classify"])
+def test_small_banks_and_roles_without_slots(scenario):
+    env = csr_marl.raw_env(scenario, overrides=SHORT)
+    env.reset(seed=0)
+    agent = env.agent_selection
+    assert env.observation_space(agent).contains(env.observe(agent))
