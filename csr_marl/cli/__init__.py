@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import typer
 
+from .baseline import baseline_command
+from .erlang import erlang_command
 from .simulate import scenarios_command, simulate_command
+from .staff import staff_command
+from .sweep import sweep_command
 
 app = typer.Typer(
     name="csr-marl",
@@ -15,6 +19,10 @@ app = typer.Typer(
 )
 app.command("scenarios")(scenarios_command)
 app.command("simulate")(simulate_command)
+app.command("sweep")(sweep_command)
+app.command("staff")(staff_command)
+app.command("erlang")(erlang_command)
+app.command("baseline")(baseline_command)
 
 
 def main() -> None:  # pragma: no cover - console entry

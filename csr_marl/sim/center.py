@@ -343,30 +343,20 @@ class ContactCenter:
     def _close(self, staff: Staff, ticket: Ticket) -> None:
         now = self.env.now
         w, agent = self.weights, staff.name
-        first = ticket.contact == 0
-        if ticket.resolvable():
+        resolved = ticket.resolvable()
+        on_time = resolved and now <= ticket.sla_deadline
+        if resolved:
             self.flow["resolved"] += 1
-            self.kpis.count("resolved", ticket)
-            if first:
-                self.kpis.count("first_contact_resolved", ticket)
             self.rewards.add("resolution", w.resolution * w.tier_weight.get(ticket.tier, 1.0), agent)
-            on_time = now <= ticket.sla_deadline
-            outcome = "resolved"
         else:
             self.flow["closed_unresolved"] += 1
-            self.kpis.count("closed_unresolved", ticket)
-            on_time = False
-            outcome = "closed_unresolved"
             self._maybe_return(ticket)
-        if first:
-            self.kpis.count("first_contact_closed", ticket)
-        if on_time:
-            self.kpis.count("sla_met", ticket)
-        else:
-            self.kpis.count("sla_breached", ticket)
+        if not on_time:
             self.rewards.add("sla_breach", w.sla_breach, agent)
+        if ticket.counted:
+            self.kpis.closed(ticket, resolved, on_time)
         if self.log is not None:
-            self.log.write(ticket, outcome, now)
+            self.log.write(ticket, "resolved" if resolved else "closed_unresolved", now)
 
     def _maybe_return(self, ticket: Ticket) -> None:
         reopen = self.scenario.customers.reopen

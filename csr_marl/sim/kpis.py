@@ -44,6 +44,16 @@ class KpiAccumulator:
         if ticket.counted:
             self.counts[name][ticket.cell] += 1
 
+    def closed(self, ticket: Ticket, resolved: bool, on_time: bool) -> None:
+        """A counted contact was closed by a response (resolved or not)."""
+        cell, c = ticket.cell, self.counts
+        c["resolved" if resolved else "closed_unresolved"][cell] += 1
+        c["sla_met" if on_time else "sla_breached"][cell] += 1
+        if ticket.contact == 0:
+            c["first_contact_closed"][cell] += 1
+            if resolved:
+                c["first_contact_resolved"][cell] += 1
+
     def answered(self, ticket: Ticket, wait: float) -> None:
         if not ticket.counted:
             return

@@ -52,7 +52,8 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
     while True:
         while True:  # wait until on shift with a ticket waiting
             if staff.on_duty:
-                center.expire(queue)
+                if queue.next_deadline() <= env.now:
+                    center.expire(queue)
                 if queue.size:
                     break
                 center.idle[staff.role].append(staff)

@@ -71,9 +71,15 @@ class Ticket:
 
     def resolvable(self) -> bool:
         """A response now resolves the ticket: everything the responder's stage needs is done."""
-        if self.requirement.specialist and self.stage != "escalation":
-            return False
-        return not self.needed_steps()
+        requirement = self.requirement
+        if requirement.specialist:
+            if self.stage != "escalation":
+                return False
+            required = requirement.specialist
+        else:
+            required = requirement.steps
+        done = self.done
+        return all(step in done for step in required)
 
     def __repr__(self) -> str:
         return (
