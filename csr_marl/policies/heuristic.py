@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 import numpy as np
 
@@ -31,36 +32,33 @@ def tokens(text: str) -> frozenset[str]:
 
 
 class KnowledgeBase:
-    """Finds the template a ticket most likely came from: TF-IDF word overlap with every text variant.
+    """Finds the template a ticket most likely came from: TF-IDF cosine with every text variant.
 
-    An inverted index over informative words (those in at most a quarter of the variants) keeps a
-    lookup to a few dozen additions, whatever the size of the bank.
+    Only informative words count (those in at most a quarter of the variants); each has a row of
+    precomputed weights over the variants, so a lookup is one sum of a few dozen rows.
     """
 
-    def __init__(self, scenario: Scenario) -> None:
-        self.bank = load_ticket_bank(scenario.tickets.bank)
+    def __init__(self, bank_path: str) -> None:
+        self.bank = load_ticket_bank(bank_path)
         variants: list[tuple[frozenset[str], Template]] = []
         for template in self.bank.templates:
             for variant in template.variants:
                 text = SLOT_PATTERN.sub(" ", f"{variant.subject}\n{variant.body}")
                 variants.append((tokens(text), template))
         self._templates = [template for _, template in variants]
+        n = len(variants)
         document_frequency: dict[str, int] = {}
         for words, _ in variants:
             for word in words:
                 document_frequency[word] = document_frequency.get(word, 0) + 1
-        n = len(variants)
-        self._index: dict[str, list[tuple[int, float]]] = {}
-        norms = [0.0] * n
+        informative = sorted(w for w, df in document_frequency.items() if n < 8 or df <= n / 4)
+        self._rows = {word: r for r, word in enumerate(informative)}
+        weights = np.zeros((len(informative), n))
         for i, (words, _) in enumerate(variants):
-            for word in words:
-                df = document_frequency[word]
-                if n >= 8 and df > n / 4:
-                    continue  # too common to tell issues apart
-                idf = math.log(n / df) + 1.0
-                self._index.setdefault(word, []).append((i, idf))
-                norms[i] += idf * idf
-        self._norms = [math.sqrt(v) or 1.0 for v in norms]
+            for word in words & self._rows.keys():
+                weights[self._rows[word], i] = (math.log(n / document_frequency[word]) + 1.0) ** 2
+        norms = np.sqrt(weights.sum(axis=0))
+        self._weights = weights / np.where(norms > 0, norms, 1.0)
         self._cache: dict[str, Template] = {}
         self._requirements = {
             id(case): self.bank.requirement(template, case)
@@ -71,6 +69,16 @@ class KnowledgeBase:
             template.id: sorted({k for case in template.cases for k in case.facts})
             for template in self.bank.templates
         }
+        self._evident = {
+            template.id: all(self._requirements[id(c)].needs_escalation for c in template.cases)
+            for template in self.bank.templates
+        }
+
+    @classmethod
+    @lru_cache(maxsize=8)
+    def for_bank(cls, bank_path: str) -> "KnowledgeBase":
+        """One shared knowledge base per ticket bank and process (building it takes milliseconds)."""
+        return cls(bank_path)
 
     def match(self, ticket: Ticket) -> Template:
         key = ticket.text
@@ -78,13 +86,8 @@ class KnowledgeBase:
         if template is None:
             if len(self._cache) > 50_000:
                 self._cache.clear()
-            scores: dict[int, float] = {}
-            index = self._index
-            for word in tokens(ticket.text):
-                for i, idf in index.get(word, ()):
-                    scores[i] = scores.get(i, 0.0) + idf * idf
-            norms = self._norms
-            best = max(scores, key=lambda i: scores[i] / norms[i], default=0)
+            rows = [r for w in tokens(key) if (r := self._rows.get(w)) is not None]
+            best = int(self._weights[rows].sum(axis=0).argmax()) if rows else 0
             template = self._cache[key] = self._templates[best]
         return template
 
@@ -106,7 +109,8 @@ class KnowledgeBase:
         ]
 
     def evidently_escalated(self, template: Template) -> bool:
-        return all(self.bank.requirement(template, c).needs_escalation for c in template.cases)
+        """Every case of this issue needs a specialist, so the text alone says: escalate."""
+        return self._evident[template.id]
 
     def requirement(self, template: Template, case: Case) -> Requirement:
         return self._requirements[id(case)]
@@ -117,7 +121,7 @@ class HeuristicPolicy:
     """Knowledge-base triage, highest priority then oldest first, playbook-driven workflows."""
 
     def __init__(self, scenario: Scenario, rng: np.random.Generator | None = None) -> None:
-        self.kb = KnowledgeBase(scenario)
+        self.kb = KnowledgeBase.for_bank(scenario.tickets.bank)
         self.has_desk = scenario.staffing.peak("escalation") > 0
 
     def __call__(self, decision: Decision) -> int:
