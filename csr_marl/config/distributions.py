@@ -21,27 +21,28 @@ class _Distribution(BaseModel):
         raise NotImplementedError
 
 
-class Exponential(_Distribution):
+class _ByMean(_Distribution):
+    mean_minutes: float = Field(gt=0)
+
+    @property
+    def mean(self) -> float:
+        return self.mean_minutes
+
+
+class _ByMeanAndCv(_ByMean):
+    cv: float = Field(gt=0, description="coefficient of variation: std / mean")
+
+
+class Exponential(_ByMean):
     """Memoryless durations: the M in M/M/c."""
 
     dist: Literal["exponential"]
-    mean_minutes: float = Field(gt=0)
-
-    @property
-    def mean(self) -> float:
-        return self.mean_minutes
 
 
-class Lognormal(_Distribution):
-    """Right-skewed handle times, given by mean and coefficient of variation (std / mean)."""
+class Lognormal(_ByMeanAndCv):
+    """Right-skewed handle times, given by mean and coefficient of variation."""
 
     dist: Literal["lognormal"]
-    mean_minutes: float = Field(gt=0)
-    cv: float = Field(gt=0)
-
-    @property
-    def mean(self) -> float:
-        return self.mean_minutes
 
     @property
     def log_params(self) -> tuple[float, float]:
@@ -50,16 +51,10 @@ class Lognormal(_Distribution):
         return math.log(self.mean_minutes) - sigma2 / 2.0, math.sqrt(sigma2)
 
 
-class Gamma(_Distribution):
+class Gamma(_ByMeanAndCv):
     """Gamma durations by mean and cv (cv = 1 is exponential, cv < 1 Erlang-like)."""
 
     dist: Literal["gamma"]
-    mean_minutes: float = Field(gt=0)
-    cv: float = Field(gt=0)
-
-    @property
-    def mean(self) -> float:
-        return self.mean_minutes
 
     @property
     def shape_scale(self) -> tuple[float, float]:
@@ -67,15 +62,10 @@ class Gamma(_Distribution):
         return shape, self.mean_minutes / shape
 
 
-class Deterministic(_Distribution):
+class Deterministic(_ByMean):
     """A fixed duration."""
 
     dist: Literal["deterministic"]
-    mean_minutes: float = Field(gt=0)
-
-    @property
-    def mean(self) -> float:
-        return self.mean_minutes
 
 
 class Empirical(_Distribution):
