@@ -64,13 +64,15 @@ def simulate_command(
         f"[dim]service_level = answered within {threshold:g} min / offered; "
         f"KPIs count contacts arriving after the {scn.warmup_minutes:g}-minute warm-up.[/]"
     )
+    columns = {"offered": "offered", "resolved": "resolved", "abandoned": "abandoned",
+               "service_level": "SL", "asa_minutes": "ASA min", "sla_attainment": "SLA met"}
     by_priority = Table(title="by priority", title_justify="left")
-    for column in ("priority", "offered", "resolved", "abandoned", "service_level", "asa_minutes", "sla_attainment"):
-        by_priority.add_column(column, justify="right" if column != "priority" else "left")
+    by_priority.add_column("priority")
+    for header in columns.values():
+        by_priority.add_column(header, justify="right")
     for name, row in result.breakdown["priority"].items():
-        by_priority.add_row(name, *(fmt(row[c]) for c in ("offered", "resolved", "abandoned", "service_level", "asa_minutes", "sla_attainment")))
+        by_priority.add_row(name, *(fmt(row[key]) for key in columns))
     console.print(by_priority)
-
 
 def _nan(value: object) -> bool:
     return isinstance(value, float) and math.isnan(value)
