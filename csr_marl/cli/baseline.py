@@ -1,0 +1,47 @@
+"""``csr-marl baseline``: team return and headline KPIs of a built-in policy, mean and 95% CI per scenario."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from ..whatif import run_baselines, write_baseline_report
+from ..whatif.baselines import HEADLINE, markdown_table, plus_minus
+from ..whatif.executors import executor_scope
+from .common import console, friendly_errors, parse_sets
+from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, WORKERS, check_backend, invocation, progress_bar
+
+
+@friendly_errors
+def baseline_command(
+    ctx: typer.Context,
+    policy: str = typer.Option("random", "--policy", "-p", help="Built-in policy: random, heuristic, fifo, escalate_all."),
+    scenario: str = typer.Option("all", "--scenario", help="Scenario name, comma list, or all (every shipped scenario)."),
+    episodes: int = typer.Option(20, "--episodes", "-n", help="Episodes per scenario."),
+    out: Path = typer.Option(Path("runs/baselines"), "--out", "-o", help="Folder for <policy>_baseline.md/.json/.csv."),
+    sets: Optional[list[str]] = SETS,
+    seed: Optional[int] = SEED,
+    workers: Optional[int] = WORKERS,
+    backend: str = BACKEND,
+    ray_address: Optional[str] = RAY_ADDRESS,
+) -> None:
+    """Run a built-in policy for several episodes per scenario; print and write the table."""
+    with executor_scope(None, workers, check_backend(backend), ray_address) as pool, progress_bar(f"baseline {policy}") as bar:
+        rows = run_baselines(
+            scenario, policy, episodes=episodes, seed=seed or 0, overrides=parse_sets(sets), executor=pool, progress=bar
+        )
+    title = f"policy={policy} · {episodes} episodes · mean ± 95% CI half-width"
+    if console.is_terminal:
+        table = Table(title=title, title_justify="left")
+        for column in ("scenario", *HEADLINE):
+            table.add_column(column, justify="left" if column == "scenario" else "right")
+        for row in rows:
+            table.add_row(row.scenario, *(plus_minus(row.estimates[k]) for k in HEADLINE))
+        console.print(table)
+    else:  # piped: a Markdown table, not squeezed to 80 columns
+        print(f"{title}\n\n{markdown_table(rows)}\n")
+    paths = write_baseline_report(rows, out, seed=seed or 0, command=invocation(ctx))
+    console.print(f"[dim]wrote {', '.join(str(p) for p in paths)}[/]", highlight=False)

@@ -1,0 +1,100 @@
+"""``csr-marl staff``: the least headcount per role meeting every target, confirmed by simulation."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from ..config.domain import ROLES
+from ..whatif import StaffingAnswer, parse_targets, search_staffing
+from ..whatif.executors import executor_scope
+from ..whatif.store import json_safe
+from .common import console, err_console, friendly_errors, parse_sets
+from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
+
+SHOWN = ("service_level", "abandonment_rate", "asa_minutes", "sla_attainment")
+
+
+@friendly_errors
+def staff_command(
+    scenario: str = typer.Argument(..., help="Scenario name or YAML path."),
+    targets: Optional[list[str]] = TARGETS,
+    roles: Optional[list[str]] = typer.Option(None, "--role", help=f"Role to size ({', '.join(ROLES)}); repeatable. \\[default: every staffed role]"),
+    policy: str = typer.Option("heuristic", "--policy", "-p", help="Built-in policy the staff follow."),
+    sets: Optional[list[str]] = SETS,
+    seed: Optional[int] = SEED,
+    min_replications: int = typer.Option(10, "--min-replications", help="Replications per headcount to start with (and per extra batch)."),
+    max_replications: int = typer.Option(60, "--max-replications", help="Stop adding replications here even if a CI still straddles a target."),
+    max_headcount: Optional[int] = typer.Option(None, "--max-headcount", min=0, help="Largest headcount to try per role. \\[default: 3 x max(Erlang, current) + 10]"),
+    as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
+    workers: Optional[int] = WORKERS,
+    backend: str = BACKEND,
+    ray_address: Optional[str] = RAY_ADDRESS,
+) -> None:
+    """Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role."""
+    bounds = parse_targets(targets)
+    report = (lambda message: err_console.print(f"[dim]{message}[/]", highlight=False)) if err_console.is_terminal else None
+    with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
+        answer = search_staffing(
+            scenario, bounds, roles, policy=policy, seed=seed or 0, overrides=parse_sets(sets), executor=pool,
+            min_replications=min_replications, max_replications=max_replications, max_headcount=max_headcount,
+            report=report,
+        )
+    if as_json:
+        print(json.dumps(json_safe(answer_payload(answer)), indent=2))
+        return
+    print_answer(answer)
+
+
+def answer_payload(answer: StaffingAnswer) -> dict:
+    def kpis(evaluation) -> dict | None:
+        if evaluation is None:
+            return None
+        return {
+            "staffing": evaluation.staffing, "replications": evaluation.replications,
+            "meets_targets": evaluation.feasible, "settled": evaluation.settled, "verdicts": evaluation.verdicts,
+            "kpis": {k: e._asdict() for k, e in evaluation.estimates.items()},
+        }
+
+    return {
+        "scenario": answer.scenario, "policy": answer.policy, "seed": answer.seed,
+        "targets": [str(t) for t in answer.targets], "staffing": answer.staffing,
+        "roles": {
+            r.role: {
+                "headcount": r.headcount, "erlang_estimate": r.erlang.headcount, "erlang_basis": r.erlang.basis,
+                "peak_load_erlangs": r.erlang.peak_load, "tried": list(r.tried), "at": kpis(r.at), "one_below": kpis(r.below),
+            }
+            for r in answer.roles
+        },
+        "replications_run": answer.replications_run, "notes": answer.notes,
+    }
+
+
+def print_answer(answer: StaffingAnswer) -> None:
+    targets = ", ".join(str(t) for t in answer.targets)
+    staffing = ", ".join(f"{role}={n}" for role, n in answer.staffing.items())
+    console.print(f"[bold]{answer.scenario}[/] · policy={answer.policy} · least headcount meeting {targets}: [bold]{staffing}[/]", highlight=False)
+    kpis = list(dict.fromkeys([*(t.kpi for t in answer.targets), *SHOWN]))
+    for role in answer.roles:
+        table = Table(title=f"{role.role}: {role.headcount} · Erlang estimate {role.erlang}", title_justify="left")
+        table.add_column("KPI")
+        table.add_column("target")
+        table.add_column(f"{role.role}={role.headcount} (n={role.at.replications})", justify="right")
+        if role.below is not None:
+            table.add_column(f"{role.role}={role.headcount - 1} (n={role.below.replications})", justify="right")
+        bounds = {t.kpi: t for t in answer.targets}
+        for kpi in kpis:
+            cells = [kpi, f"{bounds[kpi].op} {bounds[kpi].threshold:g}" if kpi in bounds else ""]
+            for evaluation in (role.at, role.below):
+                if evaluation is None:
+                    continue
+                mark = f" {evaluation.verdicts[str(bounds[kpi])]}" if kpi in bounds else ""
+                cells.append(f"{evaluation.estimates[kpi]}{mark}")
+            table.add_row(*cells)
+        console.print(table)
+    for note in answer.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
+    console.print(f"[dim]{answer.replications_run} replications simulated, mean [95% CI]; targets are settled when the whole CI lies on one side[/]")

@@ -1,0 +1,139 @@
+"""``csr-marl sweep``: a staffing what-if grid with replications, CIs, a plot; resumable.
+
+Also the option declarations and helpers the other what-if commands share (executor options, the
+progress bar, the command line recorded in manifests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+from pathlib import Path
+from typing import Callable, Iterator, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ..whatif import (
+    PointSummary,
+    StudyError,
+    SweepDefinition,
+    SweepStudy,
+    Target,
+    load_sweep_definition,
+    parse_targets,
+    parse_vary,
+    run_sweep,
+    sweep_study,
+)
+from ..whatif.executors import executor_scope
+from ..whatif.grid import format_value
+from .common import console, err_console, friendly_errors, parse_sets
+
+WORKERS = typer.Option(None, "--workers", "-w", min=1, help="Parallel workers (default: one per CPU).")
+BACKEND = typer.Option("process", "--backend", help="process (local pool) or ray (pip install 'csr-marl\\[ray]').")
+RAY_ADDRESS = typer.Option(None, "--ray-address", help="Ray cluster to join, e.g. auto or ray://host:10001 (default: start a local one).")
+SETS = typer.Option(None, "--set", help="Override KEY=VALUE on the base scenario (dotted path, YAML value); repeatable.")
+SEED = typer.Option(None, "--seed", "-s", help="Base seed; replication r uses SeedSequence(seed, spawn_key=(r,)). \\[default: 0]")
+TARGETS = typer.Option(None, "--target", "-t", help='KPI bound such as "service_level>=0.8"; repeatable.')
+
+
+def check_backend(backend: str) -> str:
+    if backend not in ("process", "ray"):
+        raise StudyError(f"--backend {backend!r}: use process or ray")
+    return backend
+
+
+@contextlib.contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A rich progress bar on stderr, or ``None`` when stderr is not a terminal."""
+    if not err_console.is_terminal:
+        yield None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def invocation(ctx: typer.Context) -> str:
+    """The command line as the parsed parameters say it (recorded in manifests and reports)."""
+    parts = ctx.command_path.split()
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if value is None or value == () or value == [] or value is False:
+            continue
+        if param.param_type_name == "argument":
+            parts.append(str(value))
+            continue
+        flag = max(param.opts, key=len)
+        if value is True:
+            parts.append(flag)
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            parts += [flag, str(item)]
+    return shlex.join(parts)
+
+
+@friendly_errors
+def sweep_command(
+    ctx: typer.Context,
+    scenario: Optional[str] = typer.Argument(None, help="Scenario name or YAML path (or give --config)."),
+    vary: Optional[list[str]] = typer.Option(None, "--vary", "-v", help="FIELD=VALUES: 3..10, 0.5..2:0.5 or 100,150; repeatable (grid of every combination)."),
+    replications: Optional[int] = typer.Option(None, "--replications", "-r", help="Replications per grid point. \\[default: 30]"),
+    policy: Optional[str] = typer.Option(None, "--policy", "-p", help="Built-in policy. \\[default: heuristic]"),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (created; rerun the same command to resume)."),
+    kpi: Optional[str] = typer.Option(None, "--kpi", help="KPI to plot and show. \\[default: service_level]"),
+    targets: Optional[list[str]] = TARGETS,
+    sets: Optional[list[str]] = SETS,
+    seed: Optional[int] = SEED,
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Sweep definition YAML (configs/sweeps/); options given here win."),
+    workers: Optional[int] = WORKERS,
+    backend: str = BACKEND,
+    ray_address: Optional[str] = RAY_ADDRESS,
+) -> None:
+    """Run every combination of the --vary values, replicated, and report each KPI's mean and 95% CI."""
+    preset = load_sweep_definition(config) if config else SweepDefinition()
+    name = scenario or preset.scenario
+    if name is None:
+        raise StudyError("give a SCENARIO (or a --config that names one)")
+    axes = [parse_vary(item) for item in vary] if vary else preset.axes()
+    bounds = parse_targets(targets or preset.targets)
+    study = sweep_study(
+        name, axes, replications=replications or preset.replications or 30,
+        policy=policy or preset.policy or "heuristic",
+        seed=seed if seed is not None else preset.seed or 0,
+        overrides={**preset.set, **parse_sets(sets)},
+    )
+    shown = kpi or preset.kpi or "service_level"
+    with executor_scope(None, workers, check_backend(backend), ray_address) as pool, progress_bar("sweep") as bar:
+        outcome = run_sweep(study, out, executor=pool, progress=bar, command=invocation(ctx), plot_kpi=shown, targets=bounds)
+    console.print(sweep_table(outcome.points, study.fields, shown, bounds, title=_title(study, outcome.folder)))
+    if outcome.reused:
+        console.print(f"[dim]resumed: {outcome.reused} replications were already in {outcome.folder}, {outcome.ran} run now[/]")
+    for warning in outcome.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    written = ", ".join(sorted(p.name for p in outcome.folder.iterdir() if not p.name.startswith(".")))
+    console.print(f"[dim]{outcome.elapsed_seconds:.1f} s · wrote {outcome.folder}/: {written}[/]", highlight=False)
+
+
+def _title(study: SweepStudy, folder: Path) -> str:
+    return f"{study.scenario.name} · policy={study.policy} · {study.replications} replications · mean [95% CI] · {folder}"
+
+
+def sweep_table(points: list[PointSummary], fields: list[str], kpi: str, targets: tuple[Target, ...], title: str) -> Table:
+    """One row per grid point: its values, the chosen KPI and the targeted KPIs, with a verdict."""
+    shown = list(dict.fromkeys([kpi, *(t.kpi for t in targets)]))
+    table = Table(title=title, title_justify="left")
+    for name in (*fields, *shown):
+        table.add_column(name, justify="right")
+    if targets:
+        table.add_column("targets", justify="left")
+    for point in points:
+        cells = [format_value(point.values[f]) for f in fields] + [str(point.estimates[k]) for k in shown]
+        if targets:
+            verdicts = {t.verdict(point.estimates[t.kpi]) for t in targets}
+            cells.append("missed" if "missed" in verdicts else "undecided" if "undecided" in verdicts else "met")
+        table.add_row(*cells)
+    return table

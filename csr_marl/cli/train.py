@@ -1,0 +1,165 @@
+"""``csr-marl train`` and ``csr-marl evaluate``: learn the roles with Tianshou's PPO, score a checkpoint.
+
+``evaluate`` scores a trained team exactly as ``csr-marl baseline`` scores the built-in policies:
+episode e runs with ``SeedSequence(seed, spawn_key=(e,))`` and the core's team return and KPIs, so the
+three rows of its table are the same customers under three policies.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+import yaml
+from pydantic import ValidationError
+from rich.table import Table
+
+from ..config.loading import load_scenario
+from ..train import TrainConfig, TrainingUnavailable, require_training_extra
+from ..whatif import BaselineRow, run_baselines, write_baseline_report
+from ..whatif.baselines import HEADLINE, plus_minus
+from ..whatif.records import metric_names, replication_record
+from ..whatif.replications import replication_seed
+from ..whatif.summary import estimates
+from .common import UsageError, console, fail, friendly_errors, parse_sets
+from .sweep import SETS, invocation
+
+TRAINED = "trained"
+REFERENCE_POLICIES = ("random", "heuristic")
+
+
+def _require_extra() -> None:
+    try:
+        require_training_extra()
+    except TrainingUnavailable as exc:
+        fail(str(exc))
+
+
+def parse_hyperparameters(items: list[str] | None) -> dict[str, Any]:
+    """``["lr=3e-4", "envs=8"]`` -> TrainConfig fields (values parsed as YAML)."""
+    values: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--hp {item!r}: expected KEY=VALUE, e.g. lr=3e-4")
+        values[key.strip()] = yaml.safe_load(raw)
+    return values
+
+
+def train_config(**fields: Any) -> TrainConfig:
+    """A :class:`TrainConfig`, with a one-line error naming the bad field."""
+    try:
+        return TrainConfig(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "config"
+        raise UsageError(f"{where}: {first['msg']}") from None
+
+
+@friendly_errors
+def train_command(
+    ctx: typer.Context,
+    scenario: str = typer.Argument(..., help="Scenario name (e.g. tasks/classify) or YAML path."),
+    algo: str = typer.Option("ppo", "--algo", "-a", help="ppo or a2c (Tianshou's)."),
+    steps: int = typer.Option(300_000, "--steps", "-n", help="Environment steps (AEC turns, one decision each)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seeds the training environments and the networks."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder \\[default: runs/train/<scenario>_<algo>_s<seed>]."),
+    sets: Optional[list[str]] = SETS,
+    reward_mode: Optional[str] = typer.Option(
+        None, "--reward-mode", help="Training reward: shared, individual or mixed (evaluation always reports the team return)."
+    ),
+    eval_points: int = typer.Option(10, "--eval-points", help="Learning-curve points; a checkpoint at each."),
+    eval_episodes: int = typer.Option(3, "--eval-episodes", help="Greedy evaluation episodes per point."),
+    hyperparameters: Optional[list[str]] = typer.Option(
+        None, "--hp", help="Other TrainConfig field KEY=VALUE, e.g. lr=3e-4, gamma=0.9, envs=8; repeatable."
+    ),
+) -> None:
+    """Train every role of a scenario on CPU; write checkpoint.pt, curve.csv, curve.png and run.json."""
+    _require_extra()
+    from ..train import train
+
+    config = train_config(
+        scenario=scenario, algo=algo, steps=steps, seed=seed, overrides=parse_sets(sets), reward_mode=reward_mode,
+        eval_points=eval_points, eval_episodes=eval_episodes, **parse_hyperparameters(hyperparameters),
+    )
+    config.training_scenario()  # a bad scenario name or override fails here, at once
+    folder = out or Path("runs/train") / f"{Path(scenario).stem}_{algo}_s{seed}"
+    console.print(f"[bold]{invocation(ctx)}[/] → {folder}", highlight=False)
+
+    def report(row: dict[str, float]) -> None:
+        kpis = "  ".join(f"{k.removeprefix('eval_')} {v:.3f}" for k, v in row.items() if k.startswith("eval_") and k != "eval_return")
+        console.print(
+            f"step {int(row['env_steps']):>9,}/{steps:,}  cpu {row['cpu_seconds']:6.0f}s  "
+            f"return {row['eval_return']:8.2f} (training {row['train_return']:8.2f})  {kpis}  loss {row['loss']:.4f}",
+            highlight=False,
+        )
+
+    run = train(config, folder, progress=report)
+    refs = "  ".join(f"{name} {values['team_return']:.2f}" for name, values in run.references.items())
+    console.print(f"[dim]same seeds: {refs}; wrote {run.checkpoint}, curve.csv, curve.png, run.json[/]", highlight=False)
+
+
+def evaluate_trained(
+    checkpoint: str | Path,
+    scenario: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    episodes: int = 20,
+    seed: int = 0,
+) -> BaselineRow:
+    """Team return and KPIs of a checkpoint, mean and 95% CI, on the baselines' seeds.
+
+    ``scenario`` defaults to the training one (with its training overrides); ``overrides`` go on top.
+    """
+    from ..train import load_checkpoint_policy, play_episodes
+
+    name, overrides = scenario_to_play(checkpoint, scenario, overrides)
+    scn = load_scenario(name, overrides)
+    policy = load_checkpoint_policy(checkpoint, scn)
+    seeds = [replication_seed(seed, e) for e in range(episodes)]
+    records = [replication_record(r) for r in play_episodes(scn, policy, seeds)]
+    return BaselineRow(name, TRAINED, episodes, estimates(records, metric_names()))
+
+
+def scenario_to_play(
+    checkpoint: str | Path, scenario: str | None, overrides: dict[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
+    """The scenario name and overrides to evaluate on: the training ones unless a scenario is given."""
+    if scenario is not None:
+        return scenario, dict(overrides or {})
+    from ..train import load_checkpoint
+
+    trained_on = load_checkpoint(checkpoint).config
+    return trained_on.scenario, {**trained_on.overrides, **(overrides or {})}
+
+
+@friendly_errors
+def evaluate_command(
+    ctx: typer.Context,
+    checkpoint: Path = typer.Argument(..., help="A checkpoint.pt written by csr-marl train."),
+    scenario: Optional[str] = typer.Option(None, "--scenario", help="Scenario to play \\[default: the training one]."),
+    episodes: int = typer.Option(20, "--episodes", "-n", min=1, help="Episodes (the baselines' seeds)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Base seed; episode e uses SeedSequence(seed, spawn_key=(e,))."),
+    sets: Optional[list[str]] = SETS,
+    compare: bool = typer.Option(True, "--compare/--no-compare", help="Also run the random and heuristic baselines."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write <policy>_baseline.md/.json/.csv here."),
+) -> None:
+    """Score a trained team as `csr-marl baseline` scores the built-in policies (same seeds, same KPIs)."""
+    _require_extra()
+    name, overrides = scenario_to_play(checkpoint, scenario, parse_sets(sets))
+    rows = [evaluate_trained(checkpoint, name, overrides, episodes=episodes, seed=seed)]
+    if compare:
+        rows += [
+            run_baselines([name], policy, episodes=episodes, seed=seed, overrides=overrides)[0]
+            for policy in REFERENCE_POLICIES
+        ]
+    table = Table(title=f"{name} · {episodes} episodes · mean ± 95% CI half-width", title_justify="left")
+    for column in ("policy", *HEADLINE):
+        table.add_column(column, justify="left" if column == "policy" else "right")
+    for row in rows:
+        table.add_row(row.policy, *(plus_minus(row.estimates[k]) for k in HEADLINE))
+    console.print(table)
+    if out is not None:
+        paths = [p for row in rows for p in write_baseline_report([row], out, seed=seed, command=invocation(ctx))]
+        console.print(f"[dim]wrote {', '.join(str(p) for p in paths)}[/]", highlight=False)
