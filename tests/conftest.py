@@ -8,3 +8,10 @@ import csr_marl
 @pytest.fixture(scope="session")
 def standard_day():
     return csr_marl.load_scenario("standard_day")
+
+
+from hypothesis import settings  # noqa: E402
+
+# Property tests draw the same examples on every run and machine: CI never depends on luck.
+settings.register_profile("deterministic", derandomize=True, print_blob=True)
+settings.load_profile("deterministic")

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from csr_marl.analysis import (
@@ -382,6 +382,7 @@ def test_erlang_c_in_unit_interval_and_decreasing(a, c):
     patience=st.floats(min_value=0.05, max_value=50.0),
     t=st.floats(min_value=0.0, max_value=10.0),
 )
+@example(c=0, a=1.0, patience=2.0, t=5e-324)  # a threshold too small to reach anyone in
 def test_erlang_a_consistency(c, a, patience, t):
     res = erlang_a(c, a, 1.0, patience, threshold=t)
     for p in (res.p_wait, res.p_abandon, res.service_level, res.occupancy):

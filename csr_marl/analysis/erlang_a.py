@@ -188,12 +188,12 @@ def erlang_a(
 
     sl = None
     if t is not None:
-        if t == 0.0:
+        g = -math.expm1(-theta * t) / theta if 0.0 < t < math.inf else 0.0
+        if g == 0.0 and not math.isinf(t):  # t == 0, or so small that no one is reached in it
             sl = p_lower
         elif math.isinf(t):
             sl = p_served
         else:
-            g = -math.expm1(-theta * t) / theta
             j = np.arange(1, q.size, dtype=float)
             with np.errstate(divide="ignore"):
                 steps = np.log(cmu + j * theta) + math.log(g) - np.log(j)
