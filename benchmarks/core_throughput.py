@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import resource
 import subprocess
 import sys
 import time
@@ -88,11 +87,15 @@ def csr_marl_run(scenario: str, n_tickets: int, seed: int = 0) -> float:
 
 
 def peak_rss_mib(n_tickets: int) -> float:
-    """Peak RSS of a fresh process that simulates `n_tickets` arrivals of `mmc` without the log."""
+    """Peak RSS of a fresh process that simulates `n_tickets` arrivals of `mmc` without the log.
+
+    Read from /proc (VmHWM), which starts afresh at exec; ru_maxrss would include the parent's pages
+    that the child inherited at fork.
+    """
     code = (
-        "import resource, csr_marl; "
+        "import csr_marl; "
         f"csr_marl.simulate('mmc', seed=0, overrides={{'horizon_minutes': {n_tickets / RATE}, 'warmup_minutes': 0}}); "
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     return int(out.strip()) / 1024
