@@ -32,17 +32,26 @@ from csr_marl.sim.center import ContactCenter
 
 
 class RandomMasked:
-    """Uniform over the unmasked actions, from a seeded numpy stream drawn in blocks."""
+    """Uniform over the unmasked actions, from a seeded numpy stream drawn in blocks.
+
+    Cheap, so that the benchmark measures the environment rather than the policy: the legal actions
+    of each distinct mask are listed once (``np.flatnonzero``), then found by the mask's bytes. The
+    mask is still read from the observation at every step.
+    """
 
     def __init__(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
         self.draws: list[float] = []
+        self.legal: dict[bytes, list[int]] = {}
 
     def __call__(self, mask: np.ndarray) -> int:
         if not self.draws:
             self.draws = self.rng.random(4096).tolist()
-        legal = np.flatnonzero(mask)
-        return int(legal[int(self.draws.pop() * len(legal))])
+        key = mask.tobytes()
+        legal = self.legal.get(key)
+        if legal is None:
+            legal = self.legal[key] = np.flatnonzero(mask).tolist()
+        return legal[int(self.draws.pop() * len(legal))]
 
 
 def aec_run(make: Callable[..., object], scenario: str, steps: int) -> tuple[float, float]:

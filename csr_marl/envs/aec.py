@@ -31,14 +31,20 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._dead_step(agent, action)
             return
-        self._driver.act(action)
-        self._select()
+        driver = self._driver
+        driver.act(action)
+        if driver.decision is not None:
+            self.agent_selection = driver.decision.staff.name
+        else:
+            self._select()
         if self.render_mode == "human":
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray] | np.ndarray:
-        self._require_reset()
-        return self._driver.observation(agent, self._driver.mask(agent, noop=False))
+        driver = self._driver
+        if driver.center is None:
+            self._require_reset()
+        return driver.observation(agent, driver.mask(agent, False))
 
     def _select(self) -> None:
         """Point at the agent whose decision is due; at the end, everyone is done at once."""
@@ -65,11 +71,10 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
     def _info(self, agent: str) -> dict[str, Any]:
         """Built when read, once per step: ``info == env.infos[agent]`` must hold within a step."""
         driver = self._driver
+        version = driver.version
         cached = self._info_cache.get(agent)
-        if cached is not None and cached[0] == driver.version:
+        if cached is not None and cached[0] == version:
             return cached[1]
-        info = driver.info(
-            agent, driver.mask(agent, noop=False), driver.account.since_turn_components(agent)
-        )
-        self._info_cache[agent] = (driver.version, info)
+        info = driver.info(agent, driver.mask(agent, False), driver.account.since_turn_components(agent))
+        self._info_cache[agent] = (version, info)
         return info

@@ -41,6 +41,7 @@ class CenterDriver:
         self.layout = Layout(scenario, load_ticket_bank(scenario.tickets.bank), uniform_spaces)
         self.agents = agent_names(scenario)
         self.role_of = {agent: agent.rsplit("_", 1)[0] for agent in self.agents}
+        self._core_actions = {role: rl.core_actions for role, rl in self.layout.roles_layout.items()}
         self.encoder = ObservationEncoder(self.layout, scenario)
         self.account = RewardAccount(scenario.rewards)
         self.illegal_penalty = scenario.rewards.illegal_action
@@ -51,7 +52,8 @@ class CenterDriver:
         self.version = 0  # counts moves of the core, for caches
         self._first_seed = seed
         self._seeds: np.random.Generator | None = None
-        self._mask: tuple[int, np.ndarray] = (-1, np.zeros(0, np.int8))
+        self._mask = np.zeros(0, np.int8)  # the pending decision's mask, for self._mask_version
+        self._mask_version = -1
 
     # --- episodes -------------------------------------------------------------------------------
     def start(self, seed: int | None = None) -> None:
@@ -98,23 +100,27 @@ class CenterDriver:
         or, if the scenario sets ``rewards.illegal_action``, costs that penalty and leaves the same
         decision pending.
         """
-        decision = self.decision
-        assert decision is not None and self.center is not None
-        layout = self.layout.roles_layout[decision.role]
+        decision, center = self.decision, self.center
+        assert decision is not None and center is not None
+        staff = decision.staff
         index = int(action)
-        in_core = 0 <= index < layout.core_actions
-        if self.illegal_penalty is None and not (in_core and index in decision.legal):
+        in_core = 0 <= index < self._core_actions[staff.role]
+        if not (in_core and index in decision.legal) and self.illegal_penalty is None:
+            layout = self.layout.roles_layout[staff.role]
             raise IllegalActionError(_why_illegal(decision, layout.core_actions, layout.noop, index))
-        self.account.begin_step()
-        self.account.restart(decision.agent)
+        agent, account = staff.name, self.account
+        account.turn(agent)
         if in_core:
-            self.center.decide(index)  # the core books the penalty for an illegal index itself
+            center.decide(index)  # the core books the penalty for an illegal index itself
         else:
-            self.penalise(decision.agent)
-        if self.center.pending is None:
-            self.last_decided[decision.agent] = decision.time
-        self.decision = self.center.next_decision()
-        self._moved()
+            self.penalise(agent)
+        if center.pending is None:
+            self.last_decided[agent] = decision.time
+        self.decision = center.next_decision()
+        # The core has moved: book its rewards, and what agents see is to be computed again.
+        account.add(center.rewards.drain())
+        self.encoder.invalidate()
+        self.version += 1
 
     def wait(self, agent: str, action: Any) -> None:
         """A waiting agent's action in the parallel API: the no-op, else illegal (raise or penalty)."""
@@ -132,38 +138,29 @@ class CenterDriver:
         assert self.center is not None and self.illegal_penalty is not None
         self.center.rewards.add("illegal_action", self.illegal_penalty, agent)
 
-    def _moved(self) -> None:
-        assert self.center is not None
-        self.account.add(self.center.rewards.drain())
-        self.encoder.invalidate()
-        self.version += 1
-
     # --- what agents see ------------------------------------------------------------------------
     def mask(self, agent: str, noop: bool) -> np.ndarray:
         """The agent's action mask: its decision's legal actions, else nothing (AEC) or the no-op."""
         decision = self.decision
-        if decision is not None and decision.agent == agent:
-            version, mask = self._mask
-            if version != self.version:
-                mask = self.encoder.mask(self.layout.roles_layout[decision.role], decision)
-                self._mask = (self.version, mask)
-            return mask
-        layout = self.layout.roles_layout[self.role_of[agent]]
-        mask = np.zeros(layout.n_actions, dtype=np.int8)
-        if noop:
-            mask[layout.noop] = 1
-        return mask
+        if decision is not None and decision.staff.name == agent:
+            if self._mask_version != self.version:
+                self._mask = self.encoder.mask(self.layout.roles_layout[decision.staff.role], decision)
+                self._mask_version = self.version
+            return self._mask
+        return self.encoder.idle_mask(self.role_of[agent], noop)
 
     def observation(self, agent: str, mask: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
         """The agent's observation: the vector, with its mask unless observations are flat."""
         assert self.center is not None
-        decision = self.decision if self.decision is not None and self.decision.agent == agent else None
+        decision = self.decision
+        if decision is not None and decision.staff.name != agent:
+            decision = None
         vector = self.encoder.observe(self.center, self.staff[agent], decision)
         return vector if self.flat else {"observation": vector, "action_mask": mask}
 
     def info(self, agent: str, mask: np.ndarray, components: np.ndarray) -> dict[str, Any]:
         assert self.center is not None
-        now = self.center.now
+        now = self.center.env.now
         return {
             "action_mask": mask,
             "sim_time": now,

@@ -5,14 +5,25 @@ facts, steps done) and of the floor (queue lengths, staff load, the first K queu
 vector for centralised critics adds the pending ticket's hidden truth. Nothing here grows with the
 number of agents or the length of a queue: the floor and each role's view of its queue are computed at
 most once per step, and a ticket's text is hashed once (cached on ``ticket.cache``).
+
+Vectors are assembled from blocks that are already float32 bytes (``struct``'s ``f`` stores a Python
+float exactly as numpy's float32 cast does): one-hot blocks come from tables built once, a ticket's
+fixed features and its revealed facts and steps done are packed when they change (on ``ticket.cache``),
+the floor and the queue slots once per step; a vector is then one join and one ``np.frombuffer``, a
+fresh writable array every call. Per step that is a few packs of the values that move with the clock
+(ages, the floor) instead of a numpy call per entry.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
+import operator
 import re
+import struct
 import zlib
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -36,6 +47,17 @@ _PHASE = {p: i for i, p in enumerate(PHASES)}
 _WORK_TOOL = {t: i for i, t in enumerate(WORK_TOOLS)}
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9]+")
 _TOKEN_CACHE_LIMIT = 200_000
+_TEXT_CACHE_LIMIT = 50_000
+_MASK_CACHE_LIMIT = 4096
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+# Bytes no token holds (everything but a-z, 0-9 and the apostrophe) become spaces, digits 0.
+_SEPARATE = bytes(
+    48 if 48 <= c <= 57 else c if re.fullmatch(rb"[a-z']", bytes([c])) else 32 for c in range(256)
+)
+_FLOAT32 = struct.Struct("f")
+_FOUR = struct.Struct("4f")
+_ONE = _FLOAT32.pack(1.0)
+_TRIAGE, _RESOLVER, _ESCALATION = ROLES
 
 
 def squash(x: float, scale: float) -> float:
@@ -43,32 +65,113 @@ def squash(x: float, scale: float) -> float:
     return x / (x + scale)
 
 
+def packed(values: Sequence[float]) -> bytes:
+    """The float32 bytes of ``values``, as a float32 numpy array holds them."""
+    return struct.pack(f"{len(values)}f", *values)
+
+
+def one_hot(n: int, i: int) -> bytes:
+    values = [0.0] * n
+    values[i] = 1.0
+    return packed(values)
+
+
+def zeros(n: int) -> bytes:
+    return bytes(4 * n)  # +0.0 in float32 is four zero bytes
+
+
+def as_vector(parts: Sequence[bytes]) -> np.ndarray:
+    """A fresh, writable float32 vector of the concatenated blocks."""
+    return np.frombuffer(bytearray().join(parts), np.float32)
+
+
 class TextHasher:
     """Signed feature hashing of a ticket's words into ``n`` features, L2-normalised (values in [-1, 1]).
 
     Words are lower-cased; every number becomes the same token, so order ids and amounts do not
     scatter the vector. The hash is CRC-32, stable across processes (Python's ``hash`` is salted).
+    Texts that differ only in their digits have the same features, so they are computed once.
     """
 
     def __init__(self, n: int) -> None:
         self.n = n
         self._slots: dict[str, tuple[int, float]] = {}
+        self._texts: dict[bytes, tuple[float, ...]] = {}
+        # ASCII pieces: the slot of a piece that is one token, else a list of its tokens' slots
+        self._pieces: dict[bytes, tuple[int, float] | list[tuple[int, float]]] = {}
 
     def __call__(self, text: str) -> list[float]:
+        # In UTF-8, bytes 0x30-0x39 are only ever ASCII digits, which the tokenizer treats alike.
+        key = text.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO)
+        features = self._texts.get(key)
+        if features is None:
+            if len(self._texts) >= _TEXT_CACHE_LIMIT:
+                self._texts.clear()
+            features = self._texts[key] = tuple(self._hash(text))
+        return list(features)
+
+    def _hash(self, text: str) -> list[float]:
         slots = self._slots
-        if len(slots) >= _TOKEN_CACHE_LIMIT:
+        if len(slots) >= _TOKEN_CACHE_LIMIT or len(self._pieces) >= _TOKEN_CACHE_LIMIT:
             slots.clear()
+            self._pieces.clear()
         counts = [0.0] * self.n
-        for word in _WORD.findall(text.lower()):
-            index, sign = slots.get(word) or self._slot(word)
-            counts[index] += sign
-        norm = math.sqrt(sum(c * c for c in counts)) or 1.0
-        return [c / norm for c in counts]
+        if text.isascii():
+            # Split at every character no token holds, with digits folded to 0 (numbers are one
+            # token): a piece's tokens are then the same as in the text, and pieces repeat.
+            pieces = self._pieces
+            for piece in text.encode("ascii").lower().translate(_SEPARATE).split():
+                slot = pieces.get(piece)
+                if slot is None:
+                    slot = pieces[piece] = self._piece(piece)
+                if type(slot) is tuple:
+                    counts[slot[0]] += slot[1]
+                else:  # several tokens
+                    for index, sign in slot:
+                        counts[index] += sign
+        else:
+            for word in _WORD.findall(text.lower()):
+                index, sign = slots.get(word) or self._slot(word)
+                counts[index] += sign
+        norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
+        return list(map(operator.truediv, counts, itertools.repeat(norm, self.n)))
+
+    def _piece(self, piece: bytes) -> tuple[int, float] | list[tuple[int, float]]:
+        """The slot of a piece that is one token, else the slots of its tokens."""
+        slots = self._slots
+        words = _WORD.findall(piece.decode("ascii"))
+        found = [slots.get(word) or self._slot(word) for word in words]
+        return found[0] if len(words) == 1 and len(words[0]) == len(piece) else found
 
     def _slot(self, word: str) -> tuple[int, float]:
         h = zlib.crc32(b"0" if word[0].isdigit() else word.encode())
         slot = self._slots[word] = (h % self.n, 1.0 if h & 0x80000000 else -1.0)
         return slot
+
+
+class TicketFeatures(np.ndarray):
+    """``ticket.cache``: the ticket's fixed features (text, tier, declared labels) as a read-only
+    float32 vector, with the packed blocks the encoder reuses while the ticket lives.
+
+    ``head`` is ``ticket_present`` and the fixed features; ``dynamic`` the revealed facts and steps
+    done, packed when ``dynamic_key`` (how many facts are revealed, how many steps done) changes: the
+    core only ever adds a fact (with its one true value) or a step. Copies and pickles are the plain
+    vector (the encoder packs the blocks again).
+    """
+
+    __slots__ = ("head", "dynamic_key", "dynamic")
+    head: bytes
+    dynamic_key: tuple[int, int]
+    dynamic: bytes
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return np.array(self).__reduce__()
+
+    def __copy__(self) -> np.ndarray:
+        return np.array(self)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> np.ndarray:
+        return np.array(self)
 
 
 class ObservationEncoder:
@@ -82,6 +185,7 @@ class ObservationEncoder:
         self.peak = {role: scenario.staffing.peak(role) for role in ROLES}
         self.max_actions = scenario.workflow.max_actions_per_ticket
         self.slot_block = layout.queue_slots * SLOT_WIDTH
+        self._static_size = self.block.static_size
         # Headcount on shift changes only at shift times: per role, per shift interval.
         staffing = scenario.staffing
         self._shift_starts = [0.0] + [c.at_minute for c in staffing.shifts if c.at_minute > 0]
@@ -90,127 +194,232 @@ class ObservationEncoder:
             [on / self.peak[role] if self.peak[role] else 0.0 for role, on in zip(ROLES, counts)]
             for counts in self._on_duty
         ]
-        self._floor: list[float] | None = None
-        self._backgrounds: dict[str, np.ndarray] = {}
+        self._floor_pack = struct.Struct(f"{len(FLOOR_NAMES)}f").pack
+        self._tables()
+        self._version = 0  # moves of the core seen (invalidate); the caches below hold for one version
+        self._floor: tuple[int, bytes] = (-1, b"")
+        self._queue_slots: dict[str, tuple[int, bytes]] = {}
+        self._masks: dict[str, dict[int, tuple[list[int], np.ndarray]]] = {r: {} for r in layout.roles_layout}
+
+    def _tables(self) -> None:
+        """Every block that takes few values, packed once."""
+        layout, block = self.layout, self.block
+        self._phase_bytes = {phase.value: one_hot(len(PHASES), _PHASE[phase.value]) for phase in Phase}
+        self._no_phase = one_hot(len(PHASES), _PHASE["none"])
+        self._labels = {  # tier, declared category, declared priority (the end of the fixed features)
+            t: {
+                c: {p: one_hot(len(TIERS), i) + one_hot(len(CATEGORIES), j) + one_hot(len(PRIORITIES), k)
+                    for p, k in _PRIORITY.items()}
+                for c, j in _CATEGORY.items()
+            }
+            for t, i in _TIER.items()
+        }
+        self._assigned = {
+            c: {p: one_hot(len(CATEGORIES), i) + one_hot(len(PRIORITIES), j) for p, j in _PRIORITY.items()}
+            for c, i in _CATEGORY.items()
+        }
+        # A queue slot: present, priority one-hot, tier one-hot | age | category one-hot.
+        self._slot_head = {
+            p: {t: _ONE + one_hot(len(PRIORITIES), i) + one_hot(len(TIERS), j) for t, j in _TIER.items()}
+            for p, i in _PRIORITY.items()
+        }
+        self._slot_tail = {c: one_hot(len(CATEGORIES), i) for c, i in _CATEGORY.items()}
+        self._text_pack = struct.Struct(f"{layout.text_features}f").pack
+        self._no_ticket = zeros(block.size)
+        self._no_dynamic = zeros(block.size - block.facts)
+        # k visible tickets, each (present, priority, tier) | age | category, then zeros for the rest
+        head_size, tail_size = 4 * (1 + len(PRIORITIES) + len(TIERS)), 4 * len(CATEGORIES)
+        self._slot_packs = [
+            struct.Struct("=" + f"{head_size}sf{tail_size}s" * k + f"{4 * SLOT_WIDTH * (layout.queue_slots - k)}x").pack
+            for k in range(layout.queue_slots + 1)
+        ]
+        self._roles: dict[str, tuple[bytes, bytes, bool]] = {}  # role -> (prefix, padding, sees slots)
+        for role, rl in layout.roles_layout.items():
+            prefix = one_hot(len(ROLES), _ROLE[role]) if layout.uniform else b""
+            own = len(FLOOR_NAMES) + len(PHASES) + block.size + (self.slot_block if rl.slots >= 0 else 0)
+            self._roles[role] = (prefix, zeros(rl.size - rl.floor - own), rl.slots >= 0)
+        self._idle_masks = {  # roles' masks with nothing to decide: (without, with) the no-op
+            role: tuple(np.zeros(rl.n_actions, dtype=np.int8) for _ in range(2))
+            for role, rl in layout.roles_layout.items()
+        }
+        for role, (_, with_noop) in self._idle_masks.items():
+            with_noop[layout.roles_layout[role].noop] = 1
+        self._state_roles = {role: one_hot(len(ROLES), i) for role, i in _ROLE.items()}
+        self._no_role = zeros(len(ROLES))
+        self._no_truth = zeros(len(CATEGORIES) + len(PRIORITIES) + 1)
 
     def invalidate(self) -> None:
         """The core has moved on: recompute the floor and queue views when next asked."""
-        self._floor = None
-        self._backgrounds = {}
+        self._version += 1
 
     # --- observations ---------------------------------------------------------------------------
     def observe(self, center: ContactCenter, staff: Staff, decision: Decision | None) -> np.ndarray:
         """``staff``'s observation; ``decision`` is its pending decision, if it is the one asked."""
-        layout = self.layout.roles_layout[staff.role]
-        vec = self._background(center, layout).copy()
-        vec[layout.phase + (_PHASE[decision.phase.value] if decision is not None else _PHASE["none"])] = 1.0
-        if staff.ticket is not None:
-            self._fill_ticket(vec, layout.ticket, staff.ticket, center.now)
-        if decision is not None and decision.phase is Phase.PICK:
-            # The decision's slots are what its action indices refer to.
-            vec[layout.slots:layout.slots + self.slot_block] = 0.0
-            self._fill_slots(vec, layout.slots, decision.slots, center.now)
-        return vec
+        role = staff.role
+        prefix, padding, slots = self._roles[role]
+        now = center.env.now
+        parts = [
+            prefix,
+            self.floor(center),
+            self._no_phase if decision is None else self._phase_bytes[decision.phase._value_],
+        ]
+        ticket = staff.ticket
+        if ticket is None:
+            parts.append(self._no_ticket)
+        else:
+            self._ticket_parts(parts, ticket, now)
+        if slots:
+            if decision is not None and decision.phase is Phase.PICK:
+                # The decision's slots are what its action indices refer to.
+                parts.append(self._slots(decision.slots, now))
+            else:
+                parts.append(self._queue_view(center, role))
+        parts.append(padding)
+        return as_vector(parts)
 
     def mask(self, layout: RoleLayout, decision: Decision) -> np.ndarray:
-        mask = np.zeros(layout.n_actions, dtype=np.int8)
-        mask[decision.legal] = 1
-        return mask
+        """The decision's legal actions (a fresh array).
+
+        The core hands out the same few ``legal`` lists again and again and never changes one, so
+        masks are kept per list (the entry holds the list, so its id is not reused).
+        """
+        legal = decision.legal
+        masks = self._masks[layout.role]
+        entry = masks.get(id(legal))
+        if entry is None or entry[0] is not legal:
+            if len(masks) >= _MASK_CACHE_LIMIT:
+                masks.clear()
+            mask = np.zeros(layout.n_actions, np.int8)
+            mask[legal] = 1
+            entry = masks[id(legal)] = (legal, mask)
+        return entry[1].copy()
+
+    def idle_mask(self, role: str, noop: bool) -> np.ndarray:
+        """Nothing to decide: no action (AEC) or only the no-op (parallel API); a fresh array."""
+        return self._idle_masks[role][noop].copy()
 
     def state(self, center: ContactCenter, decision: Decision | None) -> np.ndarray:
-        layout = self.layout
-        vec = np.zeros(len(layout.state_names), dtype=np.float32)
-        vec[:len(FLOOR_NAMES)] = self.floor(center)
-        phase = len(FLOOR_NAMES) + len(ROLES)
+        now = center.env.now
+        parts = [self.floor(center)]
+        ticket = None
         if decision is None:
-            vec[phase + _PHASE["none"]] = 1.0
+            parts += (self._no_role, self._no_phase)
         else:
-            vec[len(FLOOR_NAMES) + _ROLE[decision.role]] = 1.0
-            vec[phase + _PHASE[decision.phase.value]] = 1.0
+            parts += (self._state_roles[decision.role], self._phase_bytes[decision.phase._value_])
             ticket = decision.staff.ticket
-            if ticket is not None:
-                self._fill_ticket(vec, layout.state_ticket, ticket, center.now)
-                truth = layout.state_truth
-                vec[truth + _CATEGORY[ticket.true_category]] = 1.0
-                vec[truth + len(CATEGORIES) + _PRIORITY[ticket.true_priority]] = 1.0
-                vec[truth + len(CATEGORIES) + len(PRIORITIES)] = float(ticket.requirement.needs_escalation)
-        k = layout.queue_slots
-        for role, offset in layout.state_slots.items():
-            self._fill_slots(vec, offset, center.queues[role].visible(k), center.now)
+        if ticket is None:
+            parts += (self._no_ticket, self._no_truth)
+        else:
+            self._ticket_parts(parts, ticket, now)
+            parts.append(one_hot(len(CATEGORIES), _CATEGORY[ticket.true_category]))
+            parts.append(one_hot(len(PRIORITIES), _PRIORITY[ticket.true_priority]))
+            parts.append(_FLOAT32.pack(float(ticket.requirement.needs_escalation)))
+        k = self.layout.queue_slots
+        for role in self.layout.state_slots:
+            parts.append(self._slots(center.queues[role].visible(k), now))
         flow = center.flow
-        for i, key in enumerate(("arrived", "resolved", "abandoned", "closed_unresolved")):
-            vec[layout.state_flow + i] = squash(flow[key], FLOW_SCALE)
-        return vec
+        parts.append(packed([
+            squash(flow[key], FLOW_SCALE) for key in ("arrived", "resolved", "abandoned", "closed_unresolved")
+        ]))
+        return as_vector(parts)
 
     # --- blocks ---------------------------------------------------------------------------------
-    def floor(self, center: ContactCenter) -> list[float]:
-        """Shift elapsed, queue lengths, staff load and staffing per role (FLOOR_NAMES)."""
-        if self._floor is None:
-            now = center.now
-            interval = bisect.bisect_right(self._shift_starts, now) - 1 if len(self._shift_starts) > 1 else 0
-            on_duty = self._on_duty[interval]
-            queues, busy = center.queues, center.busy_staff
-            values = [min(now / self.horizon, 1.0)]
-            values += [squash(queues[role].size, QUEUE_SCALE) for role in ROLES]
-            values += [
-                min(busy[role] / on, 1.0) if on else float(busy[role] > 0) for role, on in zip(ROLES, on_duty)
-            ]
-            values += self._staffed[interval]
-            self._floor = values
-        return self._floor
+    def floor(self, center: ContactCenter) -> bytes:
+        """Shift elapsed, queue lengths, staff load and staffing per role (FLOOR_NAMES), packed."""
+        version, floor = self._floor
+        if version == self._version:
+            return floor
+        now = center.env.now
+        starts = self._shift_starts
+        interval = bisect.bisect_right(starts, now) - 1 if len(starts) > 1 else 0
+        on_t, on_r, on_e = self._on_duty[interval]
+        staffed_t, staffed_r, staffed_e = self._staffed[interval]
+        queues, busy = center.queues, center.busy_staff
+        n_t, n_r, n_e = queues[_TRIAGE].size, queues[_RESOLVER].size, queues[_ESCALATION].size
+        b_t, b_r, b_e = busy[_TRIAGE], busy[_RESOLVER], busy[_ESCALATION]
+        elapsed = now / self.horizon
+        # load: min(busy / on duty, 1.0), or whether anybody is busy when nobody is on duty
+        load_t = b_t / on_t if on_t else float(b_t > 0)
+        load_r = b_r / on_r if on_r else float(b_r > 0)
+        load_e = b_e / on_e if on_e else float(b_e > 0)
+        floor = self._floor_pack(
+            1.0 if elapsed > 1.0 else elapsed,  # min(elapsed, 1.0)
+            n_t / (n_t + QUEUE_SCALE),  # squash(waiting, QUEUE_SCALE)
+            n_r / (n_r + QUEUE_SCALE),
+            n_e / (n_e + QUEUE_SCALE),
+            1.0 if load_t > 1.0 else load_t,
+            1.0 if load_r > 1.0 else load_r,
+            1.0 if load_e > 1.0 else load_e,
+            staffed_t,
+            staffed_r,
+            staffed_e,
+        )
+        self._floor = (self._version, floor)
+        return floor
 
-    def _background(self, center: ContactCenter, layout: RoleLayout) -> np.ndarray:
-        """What every agent of the role sees alike now: role one-hot, floor, its queue's slots."""
-        vec = self._backgrounds.get(layout.role)
-        if vec is None:
-            vec = np.zeros(layout.size, dtype=np.float32)
-            if self.layout.uniform:
-                vec[_ROLE[layout.role]] = 1.0
-            vec[layout.floor:layout.floor + len(FLOOR_NAMES)] = self.floor(center)
-            if layout.slots >= 0:
-                visible = center.queues[layout.role].visible(self.layout.queue_slots)
-                self._fill_slots(vec, layout.slots, visible, center.now)
-            self._backgrounds[layout.role] = vec
-        return vec
+    def _queue_view(self, center: ContactCenter, role: str) -> bytes:
+        """The role's queue slots as every agent of the role sees them now."""
+        cached = self._queue_slots.get(role)
+        if cached is not None and cached[0] == self._version:
+            return cached[1]
+        view = self._slots(center.queues[role].visible(self.layout.queue_slots), center.env.now)
+        self._queue_slots[role] = (self._version, view)
+        return view
 
-    def _fill_ticket(self, vec: np.ndarray, at: int, ticket: Ticket, now: float) -> None:
-        b = self.block
-        vec[at + b.present] = 1.0
-        static = ticket.cache
-        if not isinstance(static, np.ndarray) or static.shape[0] != b.static_size:
-            static = ticket.cache = self._static(ticket)
-        vec[at + b.static:at + b.static + b.static_size] = static
-        vec[at + b.assigned_category + _CATEGORY[ticket.assigned_category]] = 1.0
-        vec[at + b.assigned_priority + _PRIORITY[ticket.assigned_priority]] = 1.0
-        vec[at + b.age] = squash(now - ticket.arrival, AGE_SCALE_MINUTES)
-        vec[at + b.returning] = float(ticket.contact > 0)
-        vec[at + b.escalated] = float(ticket.escalated)
-        vec[at + b.budget] = min(ticket.actions / self.max_actions, 1.0)
+    def _ticket_parts(self, parts: list[bytes], ticket: Ticket, now: float) -> None:
+        """Append the ticket block."""
+        features = ticket.cache
+        if type(features) is not TicketFeatures or len(features) != self._static_size:
+            features = ticket.cache = self._features(ticket)
+        revealed, done = ticket.revealed, ticket.done
+        if features.dynamic_key != (len(revealed), len(done)):
+            self._facts_and_steps(features, revealed, done)
+        age = now - ticket.arrival
+        budget = ticket.actions / self.max_actions
+        parts += (
+            features.head,
+            self._assigned[ticket.assigned_category][ticket.assigned_priority],
+            _FOUR.pack(
+                age / (age + AGE_SCALE_MINUTES),  # ticket_age, returning, escalated, action_budget_used
+                1.0 if ticket.contact > 0 else 0.0,
+                1.0 if ticket.escalated else 0.0,
+                1.0 if budget > 1.0 else budget,  # min(budget, 1.0)
+            ),
+            features.dynamic,
+        )
+
+    def _features(self, ticket: Ticket) -> TicketFeatures:
+        """Text features, tier and declared labels: fixed for the ticket's life, computed once."""
+        static = self._text_pack(*self.hasher(ticket.text)) + (
+            self._labels[ticket.tier][ticket.declared_category][ticket.declared_priority]
+        )
+        features = TicketFeatures(len(static) // 4, np.float32, static)  # read-only: over bytes
+        features.head = _ONE + static
+        features.dynamic_key = (0, 0)
+        features.dynamic = self._no_dynamic
+        return features
+
+    def _facts_and_steps(self, features: TicketFeatures, revealed: dict[str, str], done: list[str]) -> None:
+        """Pack the revealed (fact, value) one-hots, then the work tools done."""
         facts = self.layout.fact_index
-        for pair in ticket.revealed.items():
+        values = bytearray(self._no_dynamic)
+        for pair in revealed.items():
             index = facts.get(pair)
             if index is not None:
-                vec[at + b.facts + index] = 1.0
-        for tool in ticket.done:
-            vec[at + b.done + _WORK_TOOL[tool]] = 1.0
+                values[4 * index:4 * index + 4] = _ONE
+        at = 4 * (self.block.done - self.block.facts)
+        for tool in done:
+            i = at + 4 * _WORK_TOOL[tool]
+            values[i:i + 4] = _ONE
+        features.dynamic = bytes(values)
+        features.dynamic_key = (len(revealed), len(done))
 
-    def _static(self, ticket: Ticket) -> np.ndarray:
-        """Text features, tier and declared labels: fixed for the ticket's life, computed once."""
-        labels = [0.0] * (len(TIERS) + len(CATEGORIES) + len(PRIORITIES))
-        labels[_TIER[ticket.tier]] = 1.0
-        labels[len(TIERS) + _CATEGORY[ticket.declared_category]] = 1.0
-        labels[len(TIERS) + len(CATEGORIES) + _PRIORITY[ticket.declared_priority]] = 1.0
-        static = np.array(self.hasher(ticket.text) + labels, dtype=np.float32)
-        static.flags.writeable = False
-        return static
-
-    def _fill_slots(self, vec: np.ndarray, at: int, tickets: list[Ticket], now: float) -> None:
-        tier = 1 + len(PRIORITIES)
-        age = tier + len(TIERS)
-        for i, ticket in enumerate(tickets):
-            s = at + i * SLOT_WIDTH
-            vec[s] = 1.0
-            vec[s + 1 + _PRIORITY[ticket.assigned_priority]] = 1.0
-            vec[s + tier + _TIER[ticket.tier]] = 1.0
-            vec[s + age] = squash(now - ticket.arrival, AGE_SCALE_MINUTES)
-            vec[s + age + 1 + _CATEGORY[ticket.assigned_category]] = 1.0
+    def _slots(self, tickets: list[Ticket], now: float) -> bytes:
+        """The slot block for ``tickets`` (at most K), empty slots zero."""
+        head, tail = self._slot_head, self._slot_tail
+        args: list[bytes | float] = []
+        for ticket in tickets:
+            age = now - ticket.arrival
+            args += (head[ticket.assigned_priority][ticket.tier], age / (age + AGE_SCALE_MINUTES),
+                     tail[ticket.assigned_category])
+        return self._slot_packs[len(tickets)](*args)

@@ -22,6 +22,7 @@ from ..config.scenario import Rewards
 from ..sim.rewards import COMPONENTS
 
 UNIT = float(2**32)  # fixed-point units per reward point
+_SCALE = 1.0 / UNIT
 _INDEX = {name: i for i, name in enumerate(COMPONENTS)}
 _N = len(COMPONENTS)
 
@@ -40,8 +41,12 @@ class RewardAccount:
 
     def reset(self) -> None:
         self.pool = [0] * _N  # every agent's share, running total per component
+        # The pool in reward points, float(pool[i]) * 2**-32, for the component vectors. Scaling by a
+        # power of two is exact, so pool_points - mark_points is (float(pool) - float(mark)) * 2**-32
+        # to the bit.
+        self.pool_points = np.zeros(_N, np.float64)
         self.pool_sum = 0
-        self.marks: dict[str, tuple[int, list[int]]] = {}  # pool (sum, components) at each agent's last turn
+        self.marks: dict[str, tuple[int, np.ndarray]] = {}  # pool (sum, points) at each agent's last turn
         self.own: dict[str, list[int]] = {}  # earned alone since the agent's last turn; [sum, *components]
         self.begin_step()
 
@@ -50,33 +55,43 @@ class RewardAccount:
         self.step_pool = [0] * _N
         self.step_pool_sum = 0
         self.step_own: dict[str, list[int]] = {}
+        self._step_points: np.ndarray | None = None  # step_pool in points, once asked for
 
     def restart(self, agent: str) -> None:
         """``agent`` takes its turn: its reward since its last turn starts from zero."""
-        self.marks[agent] = (self.pool_sum, self.pool.copy())
+        self.marks[agent] = (self.pool_sum, self.pool_points.copy())
         self.own.pop(agent, None)
+
+    def turn(self, agent: str) -> None:
+        """A new step in which ``agent`` takes its turn: ``begin_step`` then ``restart``."""
+        self.begin_step()
+        self.restart(agent)
 
     def add(self, entries: list[tuple[str, str | None, float]]) -> None:
         """Book the core's ledger entries (component, agent or None, value)."""
         share = self.team_share
-        pool, step_pool = self.pool, self.step_pool
+        pool, points, step_pool = self.pool, self.pool_points, self.step_pool
+        added = 0
         for component, agent, value in entries:
             i = _INDEX[component]
-            total = round(value * UNIT)
-            team = total if agent is None or share == 1.0 else round(value * share * UNIT)
+            team = total = round(value * UNIT)
+            if agent is not None and share != 1.0:
+                team = round(value * share * UNIT)
+                alone = total - team
+                if alone:
+                    for book in (self.own, self.step_own):
+                        mine = book.get(agent)
+                        if mine is None:
+                            mine = book[agent] = [0] * (_N + 1)
+                        mine[0] += alone
+                        mine[i + 1] += alone
             pool[i] += team
+            points[i] = pool[i] * _SCALE  # float(pool[i]) * 2**-32
             step_pool[i] += team
-            self.pool_sum += team
-            self.step_pool_sum += team
-            alone = total - team
-            if alone:
-                assert agent is not None
-                for book in (self.own, self.step_own):
-                    mine = book.get(agent)
-                    if mine is None:
-                        mine = book[agent] = [0] * (_N + 1)
-                    mine[0] += alone
-                    mine[i + 1] += alone
+            added += team
+        self.pool_sum += added
+        self.step_pool_sum += added
+        self._step_points = None
 
     # --- reading --------------------------------------------------------------------------------
     def since_turn(self, agent: str) -> float:
@@ -92,19 +107,27 @@ class RewardAccount:
 
     def since_turn_components(self, agent: str) -> np.ndarray:
         mark = self.marks.get(agent)
-        if mark is None:
-            values = np.array(self.pool, dtype=np.float64)
-        else:
-            values = np.subtract(self.pool, mark[1], dtype=np.float64)
-        return _with_own(values, self.own.get(agent))
+        values = self.pool_points.copy() if mark is None else self.pool_points - mark[1]
+        own = self.own.get(agent)
+        if own is not None:
+            values += _points(own[1:])
+        return values
 
     def last_step_components(self, agent: str) -> np.ndarray:
-        return _with_own(np.array(self.step_pool, dtype=np.float64), self.step_own.get(agent))
+        if self._step_points is None:
+            self._step_points = _points(self.step_pool)
+        values = self._step_points.copy()
+        own = self.step_own.get(agent)
+        if own is not None:
+            values += _points(own[1:])
+        return values
 
 
-def _with_own(values: np.ndarray, own: list[int] | None) -> np.ndarray:
-    """Add the agent's own amounts and convert to reward points (exact: all in 2**-32 units)."""
-    if own is not None:
-        values += own[1:]
-    values *= 1.0 / UNIT
+def _points(units: list[int]) -> np.ndarray:
+    """Fixed-point amounts in reward points (float(unit) * 2**-32; exact but for float64 rounding).
+
+    Adding in points rounds as adding in units then scaling would: scaling by 2**-32 is exact.
+    """
+    values = np.array(units, np.float64)
+    values *= _SCALE
     return values

@@ -24,12 +24,12 @@ class AgentView(dict):
         self._value = value
 
     def __getitem__(self, agent: str) -> Any:
-        if not dict.__contains__(self, agent):
+        if agent not in self:  # dict's own __contains__
             raise KeyError(agent)
         return self._value(agent)
 
     def get(self, agent: str, default: Any = None) -> Any:
-        return self._value(agent) if dict.__contains__(self, agent) else default
+        return self._value(agent) if agent in self else default
 
     # Overriding __iter__ makes dict(view) and {**view} read values through __getitem__.
     def __iter__(self) -> Iterator[str]:
