@@ -9,6 +9,7 @@ from .erlang import erlang_command
 from .simulate import scenarios_command, simulate_command
 from .staff import staff_command
 from .sweep import sweep_command
+from .train import evaluate_command, train_command
 
 app = typer.Typer(
     name="csr-marl",
@@ -23,6 +24,8 @@ app.command("sweep")(sweep_command)
 app.command("staff")(staff_command)
 app.command("erlang")(erlang_command)
 app.command("baseline")(baseline_command)
+app.command("train")(train_command)
+app.command("evaluate")(evaluate_command)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -69,6 +69,9 @@ def train_command(
     reward_mode: Optional[str] = typer.Option(
         None, "--reward-mode", help="Training reward: shared, individual or mixed (evaluation always reports the team return)."
     ),
+    split_team_costs: bool = typer.Option(
+        False, "--split-team-costs", help="Training reward: each agent bears 1/N of waiting and abandonment (use with --reward-mode individual)."
+    ),
     eval_points: int = typer.Option(10, "--eval-points", help="Learning-curve points; a checkpoint at each."),
     eval_episodes: int = typer.Option(3, "--eval-episodes", help="Greedy evaluation episodes per point."),
     hyperparameters: Optional[list[str]] = typer.Option(
@@ -79,10 +82,14 @@ def train_command(
     _require_extra()
     from ..train import train
 
-    config = train_config(
+    options = dict(
         scenario=scenario, algo=algo, steps=steps, seed=seed, overrides=parse_sets(sets), reward_mode=reward_mode,
-        eval_points=eval_points, eval_episodes=eval_episodes, **parse_hyperparameters(hyperparameters),
+        split_team_costs=split_team_costs, eval_points=eval_points, eval_episodes=eval_episodes,
     )
+    extra = parse_hyperparameters(hyperparameters)
+    for key in extra.keys() & options.keys():
+        raise UsageError(f"--hp {key}: use the --{key.replace('_', '-')} option")
+    config = train_config(**options, **extra)
     config.training_scenario()  # a bad scenario name or override fails here, at once
     folder = out or Path("runs/train") / f"{Path(scenario).stem}_{algo}_s{seed}"
     console.print(f"[bold]{invocation(ctx)}[/] → {folder}", highlight=False)
@@ -107,6 +114,7 @@ def evaluate_trained(
     *,
     episodes: int = 20,
     seed: int = 0,
+    greedy: bool = True,
 ) -> BaselineRow:
     """Team return and KPIs of a checkpoint, mean and 95% CI, on the baselines' seeds.
 
@@ -116,10 +124,11 @@ def evaluate_trained(
 
     name, overrides = scenario_to_play(checkpoint, scenario, overrides)
     scn = load_scenario(name, overrides)
-    policy = load_checkpoint_policy(checkpoint, scn)
+    policy = load_checkpoint_policy(checkpoint, scn, greedy=greedy)
     seeds = [replication_seed(seed, e) for e in range(episodes)]
     records = [replication_record(r) for r in play_episodes(scn, policy, seeds)]
-    return BaselineRow(name, TRAINED, episodes, estimates(records, metric_names()))
+    label = TRAINED if greedy else f"{TRAINED}_sampled"
+    return BaselineRow(name, label, episodes, estimates(records, metric_names()))
 
 
 def scenario_to_play(
@@ -142,13 +151,14 @@ def evaluate_command(
     episodes: int = typer.Option(20, "--episodes", "-n", min=1, help="Episodes (the baselines' seeds)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Base seed; episode e uses SeedSequence(seed, spawn_key=(e,))."),
     sets: Optional[list[str]] = SETS,
+    greedy: bool = typer.Option(True, "--greedy/--sample", help="Most probable action, or sample the policy (core's policy stream)."),
     compare: bool = typer.Option(True, "--compare/--no-compare", help="Also run the random and heuristic baselines."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write <policy>_baseline.md/.json/.csv here."),
 ) -> None:
     """Score a trained team as `csr-marl baseline` scores the built-in policies (same seeds, same KPIs)."""
     _require_extra()
     name, overrides = scenario_to_play(checkpoint, scenario, parse_sets(sets))
-    rows = [evaluate_trained(checkpoint, name, overrides, episodes=episodes, seed=seed)]
+    rows = [evaluate_trained(checkpoint, name, overrides, episodes=episodes, seed=seed, greedy=greedy)]
     if compare:
         rows += [
             run_baselines([name], policy, episodes=episodes, seed=seed, overrides=overrides)[0]

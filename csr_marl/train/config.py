@@ -1,0 +1,97 @@
+"""What a training run is: scenario, algorithm, budget, seed and hyperparameters (no torch needed here)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..config.domain import ROLES
+from ..config.loading import load_scenario
+from ..config.scenario import Scenario
+
+ALGORITHMS = ("ppo", "a2c")
+
+
+class TrainConfig(BaseModel):
+    """One training run; with the same config and seed, the same run (on the same torch build).
+
+    Every agent of a role shares that role's actor and critic (one small MLP each, picked by the role
+    one-hot of ``uniform_spaces`` observations). ``steps`` counts environment steps: AEC turns, one
+    decision each. Rollouts are whole episodes, ``episodes_per_update`` of them per update.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    scenario: str = Field(min_length=1, description="scenario name or YAML path")
+    overrides: dict[str, Any] = Field(default_factory=dict, description="dotted-path scenario overrides")
+    algo: Literal["ppo", "a2c"] = "ppo"
+    steps: int = Field(gt=0, description="environment steps (AEC turns) to train for")
+    seed: int = Field(default=0, ge=0)
+    reward_mode: Literal["shared", "individual", "mixed"] | None = Field(
+        default=None, description="training reward (rewards.mode); None keeps the scenario's"
+    )
+    split_team_costs: bool = Field(
+        default=False,
+        description="training reward: each agent bears 1/N of the team-wide costs (waiting, abandonment)",
+    )
+    envs: int = Field(default=4, ge=1, description="environments stepped side by side")
+    episodes_per_update: int | None = Field(default=None, ge=1, description="None: one per environment")
+    hidden: int = Field(default=256, ge=8, description="width of the two hidden layers")
+    lr: float = Field(default=1e-3, gt=0)
+    lr_decay: bool = Field(default=False, description="anneal the learning rate linearly to 0 over the steps")
+    gamma: float = Field(default=0.99, ge=0, le=1, description="discount per decision of the same agent")
+    gae_lambda: float = Field(default=0.95, ge=0, le=1)
+    ent_coef: float = Field(default=0.01, ge=0)
+    vf_coef: float = Field(default=0.5, ge=0)
+    eps_clip: float = Field(default=0.2, gt=0, description="PPO's ratio clip")
+    max_grad_norm: float = Field(default=0.5, gt=0)
+    return_scaling: bool = Field(default=False, description="scale returns by their running std (critic targets)")
+    batch_size: int = Field(default=256, ge=1)
+    repeat: int = Field(default=4, ge=1, description="passes over each rollout per update")
+    eval_points: int = Field(default=10, ge=1, description="learning-curve points (one checkpoint each)")
+    eval_episodes: int = Field(default=3, ge=1, description="greedy episodes per learning-curve point")
+    kpis: tuple[str, str] | None = Field(default=None, description="the curve's two KPIs; None: by roles")
+    threads: int = Field(default=1, ge=1, description="torch CPU threads")
+
+    @model_validator(mode="after")
+    def _fits(self) -> "TrainConfig":
+        if self.eval_points > self.steps:
+            raise ValueError(f"eval_points ({self.eval_points}) cannot exceed steps ({self.steps})")
+        return self
+
+    @property
+    def rollout_episodes(self) -> int:
+        return self.episodes_per_update or self.envs
+
+    def evaluation_scenario(self) -> Scenario:
+        """The scenario as evaluated: with ``overrides``, its own rewards (the team return)."""
+        return load_scenario(self.scenario, self.overrides)
+
+    def training_scenario(self) -> Scenario:
+        """The scenario as trained on: ``overrides``, then the training reward (mode, cost split).
+
+        With ``split_team_costs`` the team-wide components are divided by the number of agents, so
+        in ``individual`` mode the agents' rewards add up to the team's instead of counting waiting
+        and abandonment once per agent, which drowns what each agent did itself.
+        """
+        overrides = dict(self.overrides)
+        if self.reward_mode is not None:
+            overrides["rewards.mode"] = self.reward_mode
+        if self.split_team_costs:
+            base = load_scenario(self.scenario, self.overrides)
+            agents = sum(base.staffing.peak(role) for role in ROLES)
+            weights = base.rewards
+            overrides["rewards.abandonment"] = weights.abandonment / agents
+            overrides["rewards.waiting_per_minute"] = {p: v / agents for p, v in weights.waiting_per_minute.items()}
+        return load_scenario(self.scenario, overrides)
+
+
+def default_kpis(scenario: Scenario) -> tuple[str, str]:
+    """Two KPIs that show what the staffed roles learn: triage accuracy alone, the workflow, or the floor."""
+    staffed = {role for role in ("triage", "resolver", "escalation") if scenario.staffing.peak(role) > 0}
+    if staffed == {"triage"}:
+        return ("triage_accuracy", "triage_priority_accuracy")
+    if "triage" not in staffed:
+        return ("resolution_rate", "first_contact_resolution")
+    return ("resolution_rate", "abandonment_rate")

@@ -1,0 +1,255 @@
+"""``train``: PPO (or A2C) from Tianshou on the contact center, on CPU, with a learning curve.
+
+How the pieces fit, CleanRL-style from top to bottom:
+
+1. ``envs`` copies of Tianshou's ``PettingZooEnv`` over ``csr_marl.env(uniform_spaces=True)``, in a
+   ``DummyVectorEnv``; each step is one AEC turn (the agent whose decision is due).
+2. Actor and critic: one MLP per role (:mod:`.networks`), the mask applied to the logits.
+3. Tianshou's on-policy trainer collects ``episodes_per_update`` whole episodes, then the algorithm
+   regroups them into each agent's own decisions (:mod:`.turns`) and runs its usual update.
+4. After each of ``eval_points`` epochs: a greedy evaluation on fixed seeds (team return and two KPIs,
+   scored by the core as ``simulate`` scores the baselines), a checkpoint, a row of the curve.
+
+Output folder: ``checkpoint.pt`` (the latest), ``curve.csv``, ``curve.png``, ``run.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..config.scenario import Scenario
+from ..policies import RandomPolicy
+from ..simulation import simulate
+from .config import TrainConfig, default_kpis
+from .deps import require_training_extra
+
+EVAL_SEED_BASE = 10_000  # learning-curve episode e runs with seed 10_000 + e (never a training seed)
+REFERENCE_POLICIES = ("random", "heuristic")
+
+
+@dataclass
+class TrainingRun:
+    """What :func:`train` leaves behind."""
+
+    out_dir: Path
+    checkpoint: Path
+    curve: list[dict[str, float]]
+    kpis: tuple[str, str]
+    references: dict[str, dict[str, float]]
+    cpu_seconds: float
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def train(
+    config: TrainConfig,
+    out_dir: str | Path,
+    *,
+    progress: Callable[[dict[str, float]], None] | None = None,
+    plot: bool = True,
+) -> TrainingRun:
+    """Train the scenario's roles; write checkpoint, curve and summary into ``out_dir``.
+
+    ``progress`` receives every learning-curve row as it is measured.
+    """
+    require_training_extra()
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(config.threads)
+    # Tianshou warns on every rollout that the returns are per agent (we report the team's ourselves).
+    stats_log = logging.getLogger("tianshou.data.stats")
+    level = stats_log.level
+    stats_log.setLevel(logging.ERROR)
+    try:
+        return _train(config, Path(out_dir), progress, plot)
+    finally:
+        torch.set_num_threads(threads)
+        stats_log.setLevel(level)
+
+
+def _train(
+    config: TrainConfig, out: Path, progress: Callable[[dict[str, float]], None] | None, plot: bool
+) -> TrainingRun:
+    import torch
+    from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
+    from tianshou.algorithm.optim import AdamOptimizerFactory
+    from tianshou.data import Collector, VectorReplayBuffer
+    from tianshou.env import DummyVectorEnv
+    from tianshou.trainer import OnPolicyTrainerParams
+
+    from .checkpoint import (
+        Checkpoint,
+        CheckpointPolicy,
+        build_networks,
+        layout_signature,
+        observation_layout,
+        save_checkpoint,
+    )
+    from .curves import plot_curve, write_curve
+    from .evaluation import play_episodes
+    from .schedule import LinearDecay
+    from .tianshou_env import CenterTianshouEnv
+    from .turns import TurnsA2C, TurnsPPO
+
+    out.mkdir(parents=True, exist_ok=True)
+    cpu_start, wall_start = time.process_time(), time.perf_counter()
+    torch.manual_seed(config.seed)
+    scenario = config.training_scenario()
+    eval_scenario = config.evaluation_scenario()  # scored as the baselines are: the team return
+    kpis = config.kpis or default_kpis(eval_scenario)
+    eval_seeds = [EVAL_SEED_BASE + e for e in range(config.eval_episodes)]
+    references = {
+        name: _means([simulate(eval_scenario, name, seed) for seed in eval_seeds], kpis) for name in REFERENCE_POLICIES
+    }
+
+    envs = [CenterTianshouEnv(scenario) for _ in range(config.envs)]
+    venv = DummyVectorEnv([partial(_same, env) for env in envs])
+    venv.seed([int(s) for s in np.random.SeedSequence(config.seed).generate_state(config.envs)])
+    probe = envs[0]
+    layout = observation_layout(scenario)
+    signature = layout_signature(layout)
+    actor, critic = build_networks(signature, int(probe.action_space.n), config.hidden)
+    policy = DiscreteActorPolicy(
+        actor=actor, action_space=probe.action_space, observation_space=probe.observation_space, deterministic_eval=True
+    )
+    optimizer = AdamOptimizerFactory(lr=config.lr)
+    done_steps = [0]  # env steps so far, as the trainer reports them before each rollout
+    if config.lr_decay:
+        optimizer = optimizer.with_lr_scheduler_factory(LinearDecay(config.steps, lambda: done_steps[0]))
+    algorithm_class = {"ppo": TurnsPPO, "a2c": TurnsA2C}[config.algo]
+    extra = {"eps_clip": config.eps_clip} if config.algo == "ppo" else {}
+    algorithm = algorithm_class(
+        agent_columns=dict(probe.agent_idx),
+        policy=policy,
+        critic=critic,
+        optim=optimizer,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        ent_coef=config.ent_coef,
+        vf_coef=config.vf_coef,
+        max_grad_norm=config.max_grad_norm,
+        return_scaling=config.return_scaling,
+        **extra,
+    )
+    per_env = (math.ceil(config.rollout_episodes / config.envs) + 1) * _episode_length_bound(scenario)
+    buffer = VectorReplayBuffer(config.envs * per_env, config.envs)
+    collector = Collector(algorithm, venv, buffer)
+    epoch_steps = math.ceil(config.steps / config.eval_points)
+    trainer = algorithm.create_trainer(
+        OnPolicyTrainerParams(
+            training_collector=collector,
+            max_epochs=config.eval_points,
+            epoch_num_steps=epoch_steps,
+            collection_step_num_env_steps=None,
+            collection_step_num_episodes=config.rollout_episodes,
+            update_step_num_repetitions=config.repeat,
+            batch_size=config.batch_size,
+            test_collector=None,
+            training_fn=lambda epoch, env_step: done_steps.__setitem__(0, env_step),
+            show_progress=False,
+            verbose=False,
+        )
+    )
+    trainer.reset()
+    checkpoint_path = out / "checkpoint.pt"
+    rows: list[dict[str, float]] = []
+    env_steps = 0
+    seen = [0] * len(envs)
+    for _ in range(config.eval_points):
+        epoch = trainer.execute_epoch()
+        env_steps = int(epoch.info_stat.train_step)
+        finished = [r for i, env in enumerate(envs) for r in env.finished[seen[i]:]]
+        seen = [len(env.finished) for env in envs]
+        save_checkpoint(
+            checkpoint_path, config=config, layout=layout, actor=actor, critic=critic,
+            optimizer=algorithm.optim,
+            progress={"env_steps": env_steps, "cpu_seconds": time.process_time() - cpu_start},
+        )
+        checkpoint = Checkpoint(checkpoint_path, config, signature, actor, critic, None, {})
+        actor.eval()
+        greedy = _means(play_episodes(eval_scenario, CheckpointPolicy(checkpoint, eval_scenario), eval_seeds), kpis)
+        actor.train()
+        row = {
+            "env_steps": env_steps,
+            "episodes": sum(seen),
+            "cpu_seconds": time.process_time() - cpu_start,
+            "wall_seconds": time.perf_counter() - wall_start,
+            "train_return": float(np.mean([r.team_return for r in finished])) if finished else math.nan,
+            "eval_return": greedy["team_return"],
+            **{f"eval_{kpi}": greedy[kpi] for kpi in kpis},
+            **_losses(epoch.training_stat),
+        }
+        rows.append(row)
+        write_curve(rows, kpis, out / "curve.csv")
+        if progress is not None:
+            progress(row)
+    if plot:
+        plot_curve(rows, kpis, out / "curve.png", references=references, title=_title(config))
+    cpu_seconds = time.process_time() - cpu_start
+    summary = {
+        "config": config.model_dump(mode="json"),
+        "kpis": list(kpis),
+        "eval_seeds": eval_seeds,
+        "references": references,
+        "final": rows[-1],
+        "cpu_seconds": cpu_seconds,
+        "wall_seconds": time.perf_counter() - wall_start,
+        "torch": torch.__version__,
+    }
+    (out / "run.json").write_text(json.dumps(summary, indent=2, default=_json_default))
+    return TrainingRun(out, checkpoint_path, rows, kpis, references, cpu_seconds, summary)
+
+
+def _same(env: Any) -> Any:
+    return env
+
+
+def _episode_length_bound(scenario: Scenario) -> int:
+    """Room for one episode's decisions: four times a random team's, which wastes the most steps."""
+    decisions = 0
+
+    def count(decision: Any) -> int:
+        nonlocal decisions
+        decisions += 1
+        return random(decision)
+
+    random = RandomPolicy(scenario, np.random.default_rng(0))
+    simulate(scenario, count, seed=0)
+    return 4 * decisions + 256
+
+
+def _means(results: list[Any], kpis: tuple[str, str] | list[str]) -> dict[str, float]:
+    def mean(values: list[float]) -> float:
+        finite = [v for v in values if not math.isnan(v)]
+        return float(np.mean(finite)) if finite else math.nan
+
+    out = {"team_return": mean([r.team_return for r in results])}
+    out.update({kpi: mean([r.kpis.get(kpi, math.nan) for r in results]) for kpi in kpis})
+    return out
+
+
+def _losses(stats: Any) -> dict[str, float]:
+    out = {}
+    for column, attribute in (("loss", "loss"), ("actor_loss", "actor_loss"), ("vf_loss", "vf_loss"), ("entropy", "ent_loss")):
+        value = getattr(stats, attribute, None)
+        out[column] = float(getattr(value, "mean", math.nan)) if value is not None else math.nan
+    return out
+
+
+def _title(config: TrainConfig) -> str:
+    return f"{config.scenario} · {config.algo} · {config.steps:,} steps · seed {config.seed}"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return str(value)

@@ -1,0 +1,167 @@
+"""Training (extra ``csr-marl[train]``): a short PPO run on ``classify`` learns without blowing up,
+its checkpoint round-trips into a policy, and that policy is scored as the baselines are.
+
+Skipped when torch or Tianshou is not installed, except the checks that need neither.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import csr_marl
+from csr_marl.train import TrainConfig, TrainingUnavailable, require_training_extra
+from csr_marl.train.evaluation import play_episode
+
+SHORT_CLASSIFY = {"horizon_minutes": 60}
+
+
+def test_missing_extra_names_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tianshou", None)  # import tianshou -> ImportError
+    with pytest.raises(TrainingUnavailable, match=r"csr-marl\[train\]"):
+        require_training_extra()
+    with pytest.raises(TrainingUnavailable, match=r"csr-marl\[train\]"):
+        csr_marl.train.load_checkpoint_policy  # noqa: B018  (lazy attribute)
+
+
+def test_config_rejects_unknown_fields_and_bad_values():
+    with pytest.raises(ValueError, match="learning_rate"):
+        TrainConfig(scenario="tasks/classify", steps=100, learning_rate=0.1)
+    with pytest.raises(ValueError, match="eval_points"):
+        TrainConfig(scenario="tasks/classify", steps=5, eval_points=10)
+
+
+def test_an_episode_through_the_environment_scores_as_simulate_does():
+    scenario = csr_marl.load_scenario("standard_day", {"horizon_minutes": 90})
+    policy = csr_marl.policies.HeuristicPolicy(scenario)
+    seed = lambda: np.random.SeedSequence(entropy=0, spawn_key=(1,))  # noqa: E731  (consumed by each run)
+    through_env = play_episode(scenario, policy, seed())
+    core_only = csr_marl.simulate(scenario, policy, seed())
+    assert through_env.team_return == core_only.team_return
+    assert through_env.kpis == pytest.approx(core_only.kpis, nan_ok=True)
+
+
+@pytest.fixture(scope="module")
+def short_run(tmp_path_factory):
+    pytest.importorskip("torch")
+    pytest.importorskip("tianshou")
+    from csr_marl.train import train
+
+    config = TrainConfig(
+        scenario="tasks/classify", overrides=SHORT_CLASSIFY, steps=300, seed=0, envs=2,
+        episodes_per_update=2, eval_points=2, eval_episodes=1, hidden=32, batch_size=64,
+    )
+    return train(config, tmp_path_factory.mktemp("classify"))
+
+
+def test_short_training_run_has_finite_losses_and_writes_its_outputs(short_run):
+    assert len(short_run.curve) == 2
+    assert short_run.curve[-1]["env_steps"] >= 300
+    for row in short_run.curve:
+        for column in ("loss", "actor_loss", "vf_loss", "entropy", "eval_return"):
+            assert math.isfinite(row[column]), (column, row)
+    names = {p.name for p in short_run.out_dir.iterdir()}
+    assert {"checkpoint.pt", "curve.csv", "curve.png", "run.json"} <= names
+
+
+def test_checkpoint_round_trips_into_the_same_policy(short_run):
+    import torch
+
+    from csr_marl.train import load_checkpoint, load_checkpoint_policy
+
+    checkpoint = load_checkpoint(short_run.checkpoint)
+    assert checkpoint.config.scenario == "tasks/classify"
+    again = load_checkpoint(short_run.checkpoint)
+    x = torch.rand(8, len(next(iter(checkpoint.layout.values()))))
+    x[:, :3] = torch.tensor([1.0, 0.0, 0.0])  # triage rows
+    assert torch.equal(checkpoint.actor.run(x), again.actor.run(x))
+
+    policy = load_checkpoint_policy(short_run.checkpoint)
+    scenario = policy.scenario
+    first = play_episode(scenario, policy, 3)
+    second = play_episode(scenario, load_checkpoint_policy(short_run.checkpoint), 3)
+    assert first.team_return == second.team_return  # greedy and deterministic
+    assert first.kpis["triage_accuracy"] == second.kpis["triage_accuracy"]
+
+
+def test_checkpoint_policy_plays_through_simulate_once_bound(short_run):
+    from csr_marl.train import load_checkpoint_policy
+
+    policy = load_checkpoint_policy(short_run.checkpoint)
+    with pytest.raises(RuntimeError, match="bind"):
+        csr_marl.simulate(policy.scenario, policy, seed=0)
+
+
+def test_checkpoint_refuses_a_scenario_with_another_observation_layout(short_run):
+    from csr_marl.train import CheckpointError, load_checkpoint_policy
+
+    with pytest.raises(CheckpointError, match="cannot play scenario standard_day"):
+        load_checkpoint_policy(short_run.checkpoint, "standard_day")
+
+
+def test_evaluation_reports_the_baselines_columns(short_run):
+    from csr_marl.cli.train import evaluate_trained
+    from csr_marl.whatif.baselines import HEADLINE
+
+    row = evaluate_trained(short_run.checkpoint, episodes=2)
+    assert row.policy == "trained" and row.scenario == "tasks/classify" and row.episodes == 2
+    assert set(HEADLINE) <= set(row.estimates)
+    assert math.isfinite(row.estimates["team_return"].mean)
+
+
+def test_agent_turns_credit_each_agent_with_what_it_earned_until_its_next_decision():
+    pytest.importorskip("torch")
+    tianshou_data = pytest.importorskip("tianshou.data")
+    from csr_marl.train.turns import agent_turns
+
+    # One environment: an episode of five AEC steps (a b a a b), then two steps of an unfinished one.
+    agents = ["a", "b", "a", "a", "b", "a", "b"]
+    rewards = np.array([[1, 10], [2, 20], [3, 30], [4, 40], [5, 50], [6, 60], [7, 70]], dtype=float)
+    done = np.array([0, 0, 0, 0, 1, 0, 0], dtype=bool)
+    obs = tianshou_data.Batch(agent_id=np.array(agents), obs=np.arange(7.0)[:, None], mask=np.ones((7, 2), bool))
+    batch = tianshou_data.Batch(
+        obs=obs, act=np.arange(7), rew=rewards, terminated=done, truncated=np.zeros(7, bool),
+        obs_next=obs, info=tianshou_data.Batch(),
+    )
+    turns = agent_turns(batch, np.arange(7), np.array([0, 100]), {"a": 0, "b": 1})
+    assert list(turns.obs.agent_id) == ["a", "a", "a", "b", "b"]  # the unfinished episode is dropped
+    assert list(turns.act) == [0, 2, 3, 1, 4]
+    # a acts at steps 0, 2, 3: earns steps 0-1, then 2, then 3-4 (to the episode's end)
+    assert turns.rew.tolist() == [1 + 2, 3, 4 + 5, 20 + 30 + 40, 50]
+    assert list(turns.obs_next.obs[:, 0]) == [2, 3, 3, 4, 4]  # own next observation (any at the end)
+    assert list(turns.terminated) == [False, False, True, False, True]
+
+
+def test_cli_modules_load_without_torch():
+    code = "import sys, csr_marl.cli.train, csr_marl.train; sys.exit('torch' in sys.modules or 'tianshou' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_train_and_evaluate_commands(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("tianshou")
+    import typer
+    from typer.testing import CliRunner
+
+    from csr_marl.cli.train import evaluate_command, train_command
+
+    app = typer.Typer()
+    app.command("train")(train_command)
+    app.command("evaluate")(evaluate_command)
+    runner = CliRunner()
+    out = tmp_path / "run"
+    trained = runner.invoke(app, [
+        "train", "tasks/classify", "--steps", "100", "--out", str(out), "--set", "horizon_minutes=30",
+        "--eval-points", "1", "--eval-episodes", "1", "--hp", "hidden=16", "--hp", "envs=1",
+    ])
+    assert trained.exit_code == 0, trained.output
+    assert "step" in trained.output and (out / "checkpoint.pt").is_file()
+    scored = runner.invoke(app, ["evaluate", str(out / "checkpoint.pt"), "--episodes", "2", "--no-compare", "--out", str(tmp_path)])
+    assert scored.exit_code == 0, scored.output
+    assert "trained" in scored.output and (tmp_path / "trained_baseline.md").is_file()
+    bad = runner.invoke(app, ["train", "tasks/classify", "--hp", "gama=0.9"])
+    assert bad.exit_code == 2 and "gama" in bad.output
