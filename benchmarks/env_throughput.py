@@ -7,6 +7,10 @@ the cost of one AEC step changes from 4 agents with 10 tickets waiting to 200 ag
     python benchmarks/env_throughput.py                 # 40,000 agent-steps per contender
     python benchmarks/env_throughput.py --steps 10000   # quicker
 
+Contenders are measured in turn, three rounds by default, and each keeps its best round: on a shared
+machine other processes only ever slow a measurement down, and this way every contender gets the
+same chances.
+
 Targets (issue 3): AEC agent-steps/s >= 0.35x the bare-SimPy customers/s; the per-step cost at 200
 agents with 5,000 tickets waiting within 1.5x the per-step cost at 4 agents with 10 waiting.
 
@@ -149,17 +153,34 @@ def step_cost(agents: int, waiting: int, steps: int) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=40_000, help="agent-steps per contender")
+    parser.add_argument("--steps", type=int, default=40_000, help="agent-steps per contender, over all rounds")
+    parser.add_argument(
+        "--rounds", type=int, default=3,
+        help="contenders are measured in turn this many times and each keeps its best round "
+        "(other processes on the machine can only slow a round down)",
+    )
     parser.add_argument("--scenario", default="standard_day")
     args = parser.parse_args()
-    n, scenario = args.steps, args.scenario
+    n, scenario, rounds = args.steps, args.scenario, max(1, args.rounds)
     print(f"csr_marl {csr_marl.__version__} · simpy {simpy.__version__} · Python {platform.python_version()} · {platform.machine()}")
     aec_run(csr_marl.raw_env, scenario, 500)  # load the bank and warm caches first
-    simpy_rate = bare_simpy(100_000)
-    core = core_run(scenario, n)
-    wrapped, wrapped_tickets = aec_run(csr_marl.env, scenario, n)
-    raw, raw_tickets = aec_run(csr_marl.raw_env, scenario, n)
-    decisions, parallel_agent_steps, parallel_tickets = parallel_run(scenario, n // 4)
+    per_round = max(1, n // rounds)
+    best: dict[str, tuple[float, ...]] = {}
+    for _ in range(rounds):
+        for name, measure in (
+            ("simpy", lambda: (bare_simpy(100_000),)),
+            ("core", lambda: (core_run(scenario, per_round),)),
+            ("wrapped", lambda: aec_run(csr_marl.env, scenario, per_round)),
+            ("raw", lambda: aec_run(csr_marl.raw_env, scenario, per_round)),
+            ("parallel", lambda: parallel_run(scenario, max(1, per_round // 4))),
+        ):
+            rates = measure()
+            best[name] = max(best.get(name, rates), rates)  # by the first rate
+    (simpy_rate,), (core,) = best["simpy"], best["core"]
+    wrapped, wrapped_tickets = best["wrapped"]
+    raw, raw_tickets = best["raw"]
+    decisions, parallel_agent_steps, parallel_tickets = best["parallel"]
+    print(f"best of {rounds} interleaved rounds of {per_round:,} agent-steps")
     print(f"bare SimPy M/M/c                {simpy_rate:>10,.0f} customers/s")
     print(f"core alone, random policy       {core:>10,.0f} decisions/s        ({scenario})")
     print(f"AEC csr_marl.env (wrapped)      {wrapped:>10,.0f} agent-steps/s  {wrapped_tickets:>8,.0f} tickets/s")

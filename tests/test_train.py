@@ -86,6 +86,8 @@ def test_checkpoint_round_trips_into_the_same_policy(short_run):
     second = play_episode(scenario, load_checkpoint_policy(short_run.checkpoint), 3)
     assert first.team_return == second.team_return  # greedy and deterministic
     assert first.kpis["triage_accuracy"] == second.kpis["triage_accuracy"]
+    sampled = [play_episode(scenario, load_checkpoint_policy(short_run.checkpoint, greedy=False), 3) for _ in range(2)]
+    assert sampled[0].team_return == sampled[1].team_return  # drawn from the core's policy stream
 
 
 def test_checkpoint_policy_plays_through_simulate_once_bound(short_run):

@@ -17,7 +17,6 @@ fresh writable array every call. Per step that is a few packs of the values that
 from __future__ import annotations
 
 import bisect
-import itertools
 import math
 import operator
 import re
@@ -47,7 +46,7 @@ _PHASE = {p: i for i, p in enumerate(PHASES)}
 _WORK_TOOL = {t: i for i, t in enumerate(WORK_TOOLS)}
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9]+")
 _TOKEN_CACHE_LIMIT = 200_000
-_TEXT_CACHE_LIMIT = 50_000
+_TEXT_CACHE_LIMIT = 16_384  # texts' features kept (about 0.6 kB each)
 _MASK_CACHE_LIMIT = 4096
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 # Bytes no token holds (everything but a-z, 0-9 and the apostrophe) become spaces, digits 0.
@@ -134,7 +133,9 @@ class TextHasher:
                 index, sign = slots.get(word) or self._slot(word)
                 counts[index] += sign
         norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
-        return list(map(operator.truediv, counts, itertools.repeat(norm, self.n)))
+        # A few distinct counts (whole numbers, never -0.0): one float object per quotient.
+        quotients = {c: c / norm for c in set(counts)}
+        return [quotients[c] for c in counts]
 
     def _piece(self, piece: bytes) -> tuple[int, float] | list[tuple[int, float]]:
         """The slot of a piece that is one token, else the slots of its tokens."""
