@@ -255,3 +255,30 @@ def test_customers_abandon_from_every_queue() -> None:
     assert center.flow["abandoned"] > 0
     for queue in ("triage", "resolver", "escalation"):
         assert stats[queue][3] > 0, f"nobody abandoned the {queue} queue"
+
+
+def test_results_do_not_depend_on_the_process_hash_seed() -> None:
+    """Worker processes get different PYTHONHASHSEEDs; tickets and results must not notice."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import hashlib, csr_marl\n"
+        "from csr_marl.sim import ContactCenter\n"
+        "from csr_marl.policies import make_policy\n"
+        "scn = csr_marl.load_scenario('standard_day', overrides={'horizon_minutes': 60})\n"
+        "c = ContactCenter(scn, seed=3)\n"
+        "p = make_policy('heuristic', scn, c.streams['policy'])\n"
+        "texts = []\n"
+        "while (d := c.next_decision()) is not None:\n"
+        "    if d.ticket is not None: texts.append(d.ticket.text)\n"
+        "    c.decide(p(d))\n"
+        "print(hashlib.sha256(repr((texts, c.result().kpis)).encode()).hexdigest())\n"
+    )
+    digests = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(digests) == 1

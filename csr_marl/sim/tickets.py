@@ -183,7 +183,7 @@ class TicketFactory:
     def _slot_fill(self, template: Template) -> dict[str, str]:
         u = self._u
         values: dict[str, str] = {}
-        for slot in template.slots:
+        for slot in sorted(template.slots):  # a set: sorted, or the draws follow PYTHONHASHSEED
             if slot in GENERATED_SLOTS:
                 values[slot] = _generated(slot, u)
             else:
