@@ -230,8 +230,9 @@ class ObservationEncoder:
         self._no_dynamic = zeros(block.size - block.facts)
         # k visible tickets, each (present, priority, tier) | age | category, then zeros for the rest
         head_size, tail_size = 4 * (1 + len(PRIORITIES) + len(TIERS)), 4 * len(CATEGORIES)
+        empty = 4 * SLOT_WIDTH
         self._slot_packs = [
-            struct.Struct("=" + f"{head_size}sf{tail_size}s" * k + f"{4 * SLOT_WIDTH * (layout.queue_slots - k)}x").pack
+            struct.Struct("=" + f"{head_size}sf{tail_size}s" * k + f"{empty * (layout.queue_slots - k)}x").pack
             for k in range(layout.queue_slots + 1)
         ]
         self._roles: dict[str, tuple[bytes, bytes, bool]] = {}  # role -> (prefix, padding, sees slots)
