@@ -28,7 +28,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
 
 from csr_marl.analysis import mean_ci
 from csr_marl.cli.train import evaluate_trained

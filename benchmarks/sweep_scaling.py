@@ -9,7 +9,7 @@ idle CPUs before each timing, so that other people's jobs do not count as our ov
 For scale, the machine's own ceiling is measured too: the throughput of two bare processes, each
 simulating half of the runs with no pool and no bookkeeping, over one such process alone. Settings are
 interleaved and repeated; the best time of each is kept (shared machines are noisy). Writes
-``benchmarks/results/sweep_scaling.{md,json}``:
+``benchmarks/results/sweep_scaling.{md,json}`` after every round:
 
     python benchmarks/sweep_scaling.py [--replications 20] [--repeats 3]
 """
@@ -92,41 +92,36 @@ def bare_seconds(processes: int) -> float:
 
 best = {"1 worker": float("inf"), "2 workers": float("inf"), "bare, 1 process, half": float("inf"), "bare, 2 processes": float("inf")}
 summaries: set[bytes] = set()
-for round_ in range(args.repeats):
-    best["1 worker"] = min(best["1 worker"], sweep_seconds(1, summaries))
-    best["2 workers"] = min(best["2 workers"], sweep_seconds(2, summaries))
-    best["bare, 1 process, half"] = min(best["bare, 1 process, half"], bare_seconds(1))
-    best["bare, 2 processes"] = min(best["bare, 2 processes"], bare_seconds(2))
-    print(f"round {round_ + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in best.items()))
-
-speedup = best["1 worker"] / best["2 workers"]
-ceiling = 2 * best["bare, 1 process, half"] / best["bare, 2 processes"]
-identical = len(summaries) == 1
-print(f"speed-up 1 -> 2 workers: {speedup:.2f}x (target {TARGET_SPEEDUP}x); machine ceiling {ceiling:.2f}x; identical results: {identical}")
-
-info = machine()
-payload = {
-    "benchmark": "sweep_scaling",
-    "generated_at": now(),
-    "study": {"scenario": "standard_day", "vary": "staffing.resolver=6..15", "grid_points": len(study.points),
-              "replications": study.replications, "runs": runs, "policy": study.policy, "seed": study.seed},
-    "best_seconds": best,
-    "speedup_2_over_1": speedup,
-    "machine_ceiling_2_over_1": ceiling,
-    "target_speedup": TARGET_SPEEDUP,
-    "meets_target": speedup >= TARGET_SPEEDUP,
-    "identical_results": identical,
-    "repeats": args.repeats,
-    "wait_idle_seconds": args.wait_idle,
-    "machine": info,
-    "versions": versions(),
-}
-write_json(RESULTS / "sweep_scaling.json", payload)
-atomic_write(RESULTS / "sweep_scaling.md", f"""# Sweep scaling
+def write_report(rounds: int) -> None:
+    """Write the figures so far (after every round, so an interrupted run still leaves them)."""
+    speedup = best["1 worker"] / best["2 workers"]
+    ceiling = 2 * best["bare, 1 process, half"] / best["bare, 2 processes"]
+    identical = len(summaries) == 1
+    print(f"after {rounds} round(s): speed-up 1 -> 2 workers {speedup:.2f}x (target {TARGET_SPEEDUP}x); "
+          f"machine ceiling {ceiling:.2f}x; identical results: {identical}")
+    info = machine()
+    payload = {
+        "benchmark": "sweep_scaling",
+        "generated_at": now(),
+        "study": {"scenario": "standard_day", "vary": "staffing.resolver=6..15", "grid_points": len(study.points),
+                  "replications": study.replications, "runs": runs, "policy": study.policy, "seed": study.seed},
+        "best_seconds": best,
+        "speedup_2_over_1": speedup,
+        "machine_ceiling_2_over_1": ceiling,
+        "target_speedup": TARGET_SPEEDUP,
+        "meets_target": speedup >= TARGET_SPEEDUP,
+        "identical_results": identical,
+        "rounds": rounds,
+        "wait_idle_seconds": args.wait_idle,
+        "machine": info,
+        "versions": versions(),
+    }
+    write_json(RESULTS / "sweep_scaling.json", payload)
+    atomic_write(RESULTS / "sweep_scaling.md", f"""# Sweep scaling
 
 `standard_day`, `--vary staffing.resolver=6..15` (10 points) x {study.replications} replications = {runs} runs,
 heuristic policy, output folder written as by `csr-marl sweep` (no plot), pool start-up included.
-Best of {args.repeats} interleaved rounds.
+Best of {rounds} interleaved round(s).
 
 | setting | seconds | runs/s |
 |---|---:|---:|
@@ -142,3 +137,12 @@ Best of {args.repeats} interleaved rounds.
 - machine: {info["platform"]}, {info["processor"]}, {info["cpu_count"]} CPUs
 - versions: {", ".join(f"{k} {v}" for k, v in payload["versions"].items())}
 """)
+
+
+for round_ in range(args.repeats):
+    best["1 worker"] = min(best["1 worker"], sweep_seconds(1, summaries))
+    best["2 workers"] = min(best["2 workers"], sweep_seconds(2, summaries))
+    best["bare, 1 process, half"] = min(best["bare, 1 process, half"], bare_seconds(1))
+    best["bare, 2 processes"] = min(best["bare, 2 processes"], bare_seconds(2))
+    print(f"round {round_ + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in best.items()))
+    write_report(round_ + 1)

@@ -90,12 +90,18 @@ def test_checkpoint_round_trips_into_the_same_policy(short_run):
     assert sampled[0].team_return == sampled[1].team_return  # drawn from the core's policy stream
 
 
-def test_checkpoint_policy_plays_through_simulate_once_bound(short_run):
-    from csr_marl.train import load_checkpoint_policy
+def test_checkpoint_policy_is_bound_to_the_core_it_plays(short_run):
+    from csr_marl.cli.train import policy_from_option
+    from csr_marl.sim.center import ContactCenter
 
-    policy = load_checkpoint_policy(short_run.checkpoint)
+    policy = policy_from_option(f"checkpoint:{short_run.checkpoint}", csr_marl.load_scenario("tasks/classify"))
+    center = ContactCenter(policy.scenario, 0)
+    decision = center.next_decision()
     with pytest.raises(RuntimeError, match="bind"):
-        csr_marl.simulate(policy.scenario, policy, seed=0)
+        policy(decision)
+    policy.bind(center)
+    assert policy(decision) in decision.legal
+    assert policy_from_option("heuristic", policy.scenario) == "heuristic"
 
 
 def test_checkpoint_refuses_a_scenario_with_another_observation_layout(short_run):

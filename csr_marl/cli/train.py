@@ -26,6 +26,7 @@ from .common import UsageError, console, fail, friendly_errors, parse_sets
 from .sweep import SETS, invocation
 
 TRAINED = "trained"
+CHECKPOINT_PREFIX = "checkpoint:"
 REFERENCE_POLICIES = ("random", "heuristic")
 
 
@@ -34,6 +35,19 @@ def _require_extra() -> None:
         require_training_extra()
     except TrainingUnavailable as exc:
         fail(str(exc))
+
+
+def policy_from_option(policy: str, scenario: Any) -> Any:
+    """``--policy`` of ``simulate``: a built-in name as it is, or ``checkpoint:PATH`` as a trained policy.
+
+    The trained policy must be bound to the core it plays (``simulate`` does it, see ``bind``).
+    """
+    if not policy.startswith(CHECKPOINT_PREFIX):
+        return policy
+    _require_extra()
+    from ..train import load_checkpoint_policy
+
+    return load_checkpoint_policy(policy.removeprefix(CHECKPOINT_PREFIX), scenario)
 
 
 def parse_hyperparameters(items: list[str] | None) -> dict[str, Any]:

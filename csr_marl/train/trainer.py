@@ -80,25 +80,14 @@ def _train(
     config: TrainConfig, out: Path, progress: Callable[[dict[str, float]], None] | None, plot: bool
 ) -> TrainingRun:
     import torch
-    from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
-    from tianshou.algorithm.optim import AdamOptimizerFactory
     from tianshou.data import Collector, VectorReplayBuffer
     from tianshou.env import DummyVectorEnv
     from tianshou.trainer import OnPolicyTrainerParams
 
-    from .checkpoint import (
-        Checkpoint,
-        CheckpointPolicy,
-        build_networks,
-        layout_signature,
-        observation_layout,
-        save_checkpoint,
-    )
+    from .checkpoint import Checkpoint, CheckpointPolicy, layout_signature, save_checkpoint
     from .curves import plot_curve, write_curve
     from .evaluation import play_episodes
-    from .schedule import LinearDecay
     from .tianshou_env import CenterTianshouEnv
-    from .turns import TurnsA2C, TurnsPPO
 
     out.mkdir(parents=True, exist_ok=True)
     cpu_start, wall_start = time.process_time(), time.perf_counter()
@@ -114,47 +103,22 @@ def _train(
     envs = [CenterTianshouEnv(scenario) for _ in range(config.envs)]
     venv = DummyVectorEnv([partial(_same, env) for env in envs])
     venv.seed([int(s) for s in np.random.SeedSequence(config.seed).generate_state(config.envs)])
-    probe = envs[0]
-    layout = observation_layout(scenario)
-    signature = layout_signature(layout)
-    actor, critic = build_networks(signature, int(probe.action_space.n), config.hidden)
-    policy = DiscreteActorPolicy(
-        actor=actor, action_space=probe.action_space, observation_space=probe.observation_space, deterministic_eval=True
-    )
-    optimizer = AdamOptimizerFactory(lr=config.lr)
-    done_steps = [0]  # env steps so far, as the trainer reports them before each rollout
-    if config.lr_decay:
-        optimizer = optimizer.with_lr_scheduler_factory(LinearDecay(config.steps, lambda: done_steps[0]))
-    algorithm_class = {"ppo": TurnsPPO, "a2c": TurnsA2C}[config.algo]
-    extra = {"eps_clip": config.eps_clip} if config.algo == "ppo" else {}
-    algorithm = algorithm_class(
-        agent_columns=dict(probe.agent_idx),
-        policy=policy,
-        critic=critic,
-        optim=optimizer,
-        gamma=config.gamma,
-        gae_lambda=config.gae_lambda,
-        ent_coef=config.ent_coef,
-        vf_coef=config.vf_coef,
-        max_grad_norm=config.max_grad_norm,
-        return_scaling=config.return_scaling,
-        **extra,
-    )
+    steps_done = StepCounter()
+    algorithm, layout = _algorithm(config, envs[0], steps_done)
+    actor, critic = algorithm.policy.actor, algorithm.critic
     per_env = (math.ceil(config.rollout_episodes / config.envs) + 1) * _episode_length_bound(scenario)
-    buffer = VectorReplayBuffer(config.envs * per_env, config.envs)
-    collector = Collector(algorithm, venv, buffer)
-    epoch_steps = math.ceil(config.steps / config.eval_points)
+    collector = Collector(algorithm, venv, VectorReplayBuffer(config.envs * per_env, config.envs))
     trainer = algorithm.create_trainer(
         OnPolicyTrainerParams(
             training_collector=collector,
             max_epochs=config.eval_points,
-            epoch_num_steps=epoch_steps,
+            epoch_num_steps=math.ceil(config.steps / config.eval_points),
             collection_step_num_env_steps=None,
             collection_step_num_episodes=config.rollout_episodes,
             update_step_num_repetitions=config.repeat,
             batch_size=config.batch_size,
             test_collector=None,
-            training_fn=lambda epoch, env_step: done_steps.__setitem__(0, env_step),
+            training_fn=steps_done,
             show_progress=False,
             verbose=False,
         )
@@ -162,7 +126,6 @@ def _train(
     trainer.reset()
     checkpoint_path = out / "checkpoint.pt"
     rows: list[dict[str, float]] = []
-    env_steps = 0
     seen = [0] * len(envs)
     for _ in range(config.eval_points):
         epoch = trainer.execute_epoch()
@@ -170,11 +133,10 @@ def _train(
         finished = [r for i, env in enumerate(envs) for r in env.finished[seen[i]:]]
         seen = [len(env.finished) for env in envs]
         save_checkpoint(
-            checkpoint_path, config=config, layout=layout, actor=actor, critic=critic,
-            optimizer=algorithm.optim,
+            checkpoint_path, config=config, layout=layout, actor=actor, critic=critic, optimizer=algorithm.optim,
             progress={"env_steps": env_steps, "cpu_seconds": time.process_time() - cpu_start},
         )
-        checkpoint = Checkpoint(checkpoint_path, config, signature, actor, critic, None, {})
+        checkpoint = Checkpoint(checkpoint_path, config, layout_signature(layout), actor, critic, None, {})
         actor.eval()
         greedy = _means(play_episodes(eval_scenario, CheckpointPolicy(checkpoint, eval_scenario), eval_seeds), kpis)
         actor.train()
@@ -183,7 +145,7 @@ def _train(
             "episodes": sum(seen),
             "cpu_seconds": time.process_time() - cpu_start,
             "wall_seconds": time.perf_counter() - wall_start,
-            "train_return": float(np.mean([r.team_return for r in finished])) if finished else math.nan,
+            "train_return": _means(finished, kpis)["team_return"],
             "eval_return": greedy["team_return"],
             **{f"eval_{kpi}": greedy[kpi] for kpi in kpis},
             **_losses(epoch.training_stat),
@@ -207,6 +169,50 @@ def _train(
     }
     (out / "run.json").write_text(json.dumps(summary, indent=2, default=_json_default))
     return TrainingRun(out, checkpoint_path, rows, kpis, references, cpu_seconds, summary)
+
+
+class StepCounter:
+    """Tianshou's ``training_fn``: remembers the env steps done before each rollout."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def __call__(self, epoch: int, env_step: int) -> None:
+        self.value = env_step
+
+
+def _algorithm(config: TrainConfig, env: Any, steps_done: StepCounter) -> tuple[Any, Any]:
+    """Actor, critic and Tianshou's PPO / A2C over per-agent turns; also the observation layout."""
+    from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
+    from tianshou.algorithm.optim import AdamOptimizerFactory
+
+    from .checkpoint import build_networks, layout_signature, observation_layout
+    from .schedule import LinearDecay
+    from .turns import TurnsA2C, TurnsPPO
+
+    layout = observation_layout(env.env.unwrapped.scenario)
+    actor, critic = build_networks(layout_signature(layout), int(env.action_space.n), config.hidden)
+    policy = DiscreteActorPolicy(
+        actor=actor, action_space=env.action_space, observation_space=env.observation_space, deterministic_eval=True
+    )
+    optimizer = AdamOptimizerFactory(lr=config.lr)
+    if config.lr_decay:
+        optimizer = optimizer.with_lr_scheduler_factory(LinearDecay(config.steps, lambda: steps_done.value))
+    extra = {"eps_clip": config.eps_clip} if config.algo == "ppo" else {}
+    algorithm = {"ppo": TurnsPPO, "a2c": TurnsA2C}[config.algo](
+        agent_columns=dict(env.agent_idx),
+        policy=policy,
+        critic=critic,
+        optim=optimizer,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        ent_coef=config.ent_coef,
+        vf_coef=config.vf_coef,
+        max_grad_norm=config.max_grad_norm,
+        return_scaling=config.return_scaling,
+        **extra,
+    )
+    return algorithm, layout
 
 
 def _same(env: Any) -> Any:
