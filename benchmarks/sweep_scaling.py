@@ -8,7 +8,7 @@ idle CPUs before each timing, so that other people's jobs do not count as our ov
 
 For scale, the machine's own ceiling is measured too: the throughput of two bare processes, each
 simulating half of the runs with no pool and no bookkeeping, over one such process alone. Settings are
-interleaved and repeated; the best time of each is kept (shared machines are noisy). Writes
+interleaved and repeated; the headline ratios are medians of per-round ratios (shared machines are noisy). Writes
 ``benchmarks/results/sweep_scaling.{md,json}`` after every round:
 
     python benchmarks/sweep_scaling.py [--replications 20] [--repeats 3]
@@ -16,6 +16,7 @@ interleaved and repeated; the best time of each is kept (shared machines are noi
 
 import argparse
 import multiprocessing
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -90,12 +91,26 @@ def bare_seconds(processes: int) -> float:
     return time.perf_counter() - started
 
 
-best = {"1 worker": float("inf"), "2 workers": float("inf"), "bare, 1 process, half": float("inf"), "bare, 2 processes": float("inf")}
+SETTINGS = ("1 worker", "2 workers", "bare, 1 process, half", "bare, 2 processes")
+timings: dict[str, list[float]] = {setting: [] for setting in SETTINGS}
 summaries: set[bytes] = set()
+
+
+def round_ratios() -> tuple[list[float], list[float]]:
+    """Per round: sweep speed-up (1 worker / 2 workers) and machine ceiling (2 x half alone / two halves).
+
+    Each ratio compares settings timed back to back, so a slow spell of a shared host cancels out;
+    the median over rounds is the headline figure."""
+    speedups = [one / two for one, two in zip(timings["1 worker"], timings["2 workers"])]
+    ceilings = [2 * half / both for half, both in zip(timings["bare, 1 process, half"], timings["bare, 2 processes"])]
+    return speedups, ceilings
+
+
 def write_report(rounds: int) -> None:
     """Write the figures so far (after every round, so an interrupted run still leaves them)."""
-    speedup = best["1 worker"] / best["2 workers"]
-    ceiling = 2 * best["bare, 1 process, half"] / best["bare, 2 processes"]
+    best = {setting: min(values) for setting, values in timings.items()}
+    speedups, ceilings = round_ratios()
+    speedup, ceiling = statistics.median(speedups), statistics.median(ceilings)
     identical = len(summaries) == 1
     print(f"after {rounds} round(s): speed-up 1 -> 2 workers {speedup:.2f}x (target {TARGET_SPEEDUP}x); "
           f"machine ceiling {ceiling:.2f}x; identical results: {identical}")
@@ -105,9 +120,12 @@ def write_report(rounds: int) -> None:
         "generated_at": now(),
         "study": {"scenario": "standard_day", "vary": "staffing.resolver=6..15", "grid_points": len(study.points),
                   "replications": study.replications, "runs": runs, "policy": study.policy, "seed": study.seed},
+        "seconds": timings,
         "best_seconds": best,
         "speedup_2_over_1": speedup,
+        "speedup_per_round": speedups,
         "machine_ceiling_2_over_1": ceiling,
+        "machine_ceiling_per_round": ceilings,
         "target_speedup": TARGET_SPEEDUP,
         "meets_target": speedup >= TARGET_SPEEDUP,
         "identical_results": identical,
@@ -121,7 +139,8 @@ def write_report(rounds: int) -> None:
 
 `standard_day`, `--vary staffing.resolver=6..15` (10 points) x {study.replications} replications = {runs} runs,
 heuristic policy, output folder written as by `csr-marl sweep` (no plot), pool start-up included.
-Best of {rounds} interleaved round(s).
+{rounds} round(s), the four settings back to back in each; seconds are the best of the rounds,
+ratios the median of the per-round ratios (a slow spell of the shared host hits both sides of a ratio).
 
 | setting | seconds | runs/s |
 |---|---:|---:|
@@ -130,8 +149,8 @@ Best of {rounds} interleaved round(s).
 | bare process, half the runs, alone | {best["bare, 1 process, half"]:.2f} | {runs / 2 / best["bare, 1 process, half"]:.1f} |
 | two bare processes, half each | {best["bare, 2 processes"]:.2f} | {runs / best["bare, 2 processes"]:.1f} |
 
-- Speed-up with 2 workers over 1: **{speedup:.2f}x** (target {TARGET_SPEEDUP}x: {"met" if speedup >= TARGET_SPEEDUP else "missed"}).
-- The machine's own ceiling, two bare processes over one: {ceiling:.2f}x.
+- Speed-up with 2 workers over 1: **{speedup:.2f}x** (target {TARGET_SPEEDUP}x: {"met" if speedup >= TARGET_SPEEDUP else "missed"}); per round: {", ".join(f"{r:.2f}" for r in speedups)}.
+- The machine's own ceiling, two bare processes over one: {ceiling:.2f}x; per round: {", ".join(f"{r:.2f}" for r in ceilings)}.
 - Results byte-identical for every worker count: {identical}.
 - generated: {payload["generated_at"]} by `python benchmarks/sweep_scaling.py --replications {args.replications} --repeats {args.repeats} --wait-idle {args.wait_idle:g}`
 - machine: {info["platform"]}, {info["processor"]}, {info["cpu_count"]} CPUs
@@ -140,9 +159,9 @@ Best of {rounds} interleaved round(s).
 
 
 for round_ in range(args.repeats):
-    best["1 worker"] = min(best["1 worker"], sweep_seconds(1, summaries))
-    best["2 workers"] = min(best["2 workers"], sweep_seconds(2, summaries))
-    best["bare, 1 process, half"] = min(best["bare, 1 process, half"], bare_seconds(1))
-    best["bare, 2 processes"] = min(best["bare, 2 processes"], bare_seconds(2))
-    print(f"round {round_ + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in best.items()))
+    timings["1 worker"].append(sweep_seconds(1, summaries))
+    timings["2 workers"].append(sweep_seconds(2, summaries))
+    timings["bare, 1 process, half"].append(bare_seconds(1))
+    timings["bare, 2 processes"].append(bare_seconds(2))
+    print(f"round {round_ + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in timings.items()))
     write_report(round_ + 1)
