@@ -25,7 +25,9 @@ def simulate(
     """Run ``scenario`` for one episode and return its KPIs.
 
     ``policy`` is a built-in name (``heuristic``, ``random``, ``fifo``, ``escalate_all``) or any callable
-    taking a :class:`~csr_marl.sim.Decision` and returning a legal action index. ``log=True`` keeps a
+    taking a :class:`~csr_marl.sim.Decision` and returning a legal action index; a callable with a
+    ``bind(center)`` method (a trained :class:`~csr_marl.train.CheckpointPolicy`) is bound to the
+    episode's core before its first decision. ``log=True`` keeps a
     per-contact log in ``result.log``; a ``.csv`` / ``.jsonl`` path streams it to that file instead.
     The same scenario and seed always give the same result.
     """
@@ -34,6 +36,9 @@ def simulate(
     decide: Policy = (
         make_policy(policy, scn, center.streams["policy"]) if isinstance(policy, str) else policy
     )
+    bind = getattr(decide, "bind", None)
+    if bind is not None:
+        bind(center)
     next_decision, apply = center.next_decision, center.decide
     decision = next_decision()
     while decision is not None:

@@ -173,3 +173,31 @@ def test_train_and_evaluate_commands(tmp_path):
     assert "trained" in scored.output and (tmp_path / "trained_baseline.md").is_file()
     bad = runner.invoke(app, ["train", "tasks/classify", "--hp", "gama=0.9"])
     assert bad.exit_code == 2 and "gama" in bad.output
+
+
+def test_simulate_and_baseline_play_a_checkpoint_as_evaluate_does(short_run):
+    import json
+
+    from typer.testing import CliRunner
+
+    from csr_marl.cli import app
+    from csr_marl.cli.train import evaluate_trained
+    from csr_marl.train import load_checkpoint_policy
+
+    option = f"checkpoint:{short_run.checkpoint}"
+    sets = [arg for key, value in SHORT_CLASSIFY.items() for arg in ("--set", f"{key}={value}")]
+    runner = CliRunner()
+    shown = runner.invoke(app, ["simulate", "tasks/classify", "--policy", option, "--seed", "4", "--json", *sets])
+    assert shown.exit_code == 0, shown.output
+    policy = load_checkpoint_policy(short_run.checkpoint)
+    assert json.loads(shown.output)["team_return"] == play_episode(policy.scenario, policy, 4).team_return
+
+    scored = runner.invoke(app, ["baseline", "--policy", option, "--episodes", "2", "--out", str(short_run.out_dir / "b")])
+    assert scored.exit_code == 0, scored.output
+    written = json.loads((short_run.out_dir / "b" / "trained_baseline.json").read_text())
+    expected = evaluate_trained(short_run.checkpoint, episodes=2).estimates["team_return"].mean
+    assert written["policy"] == "trained"
+    assert written["scenarios"]["tasks/classify"]["team_return"]["mean"] == expected
+
+    missing = runner.invoke(app, ["simulate", "tasks/classify", "--policy", "checkpoint:no/such/checkpoint.pt"])
+    assert missing.exit_code == 2 and "no checkpoint file at no/such/checkpoint.pt" in missing.output

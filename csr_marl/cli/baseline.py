@@ -9,17 +9,24 @@ import typer
 from rich.table import Table
 
 from ..whatif import run_baselines, write_baseline_report
-from ..whatif.baselines import HEADLINE, markdown_table, plus_minus
+from ..whatif.baselines import HEADLINE, markdown_table, plus_minus, resolve_scenarios
 from ..whatif.executors import executor_scope
 from .common import console, friendly_errors, parse_sets
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, WORKERS, check_backend, invocation, progress_bar
+from .train import checkpoint_path, evaluate_trained
 
 
 @friendly_errors
 def baseline_command(
     ctx: typer.Context,
-    policy: str = typer.Option("random", "--policy", "-p", help="Built-in policy: random, heuristic, fifo, escalate_all."),
-    scenario: str = typer.Option("all", "--scenario", help="Scenario name, comma list, or all (every shipped scenario)."),
+    policy: str = typer.Option(
+        "random", "--policy", "-p",
+        help="Built-in policy (random, heuristic, fifo, escalate_all) or checkpoint:PATH (a trained team).",
+    ),
+    scenario: Optional[str] = typer.Option(
+        None, "--scenario",
+        help="Scenario name, comma list, or all \\[default: all; for a checkpoint, the scenario it was trained on].",
+    ),
     episodes: int = typer.Option(20, "--episodes", "-n", help="Episodes per scenario."),
     out: Path = typer.Option(Path("runs/baselines"), "--out", "-o", help="Folder for <policy>_baseline.md/.json/.csv."),
     sets: Optional[list[str]] = SETS,
@@ -28,11 +35,23 @@ def baseline_command(
     backend: str = BACKEND,
     ray_address: Optional[str] = RAY_ADDRESS,
 ) -> None:
-    """Run a built-in policy for several episodes per scenario; print and write the table."""
-    with executor_scope(None, workers, check_backend(backend), ray_address) as pool, progress_bar(f"baseline {policy}") as bar:
-        rows = run_baselines(
-            scenario, policy, episodes=episodes, seed=seed or 0, overrides=parse_sets(sets), executor=pool, progress=bar
-        )
+    """Run a built-in or trained policy for several episodes per scenario; print and write the table.
+
+    Episode e runs with SeedSequence(seed, spawn_key=(e,)) under every policy: rows saw the same customers.
+    """
+    checkpoint = checkpoint_path(policy)
+    if checkpoint is not None:
+        names = [None] if scenario is None else resolve_scenarios(scenario)
+        rows = [
+            evaluate_trained(checkpoint, name, parse_sets(sets), episodes=episodes, seed=seed or 0) for name in names
+        ]
+        policy = rows[0].policy
+    else:
+        with executor_scope(None, workers, check_backend(backend), ray_address) as pool, progress_bar(f"baseline {policy}") as bar:
+            rows = run_baselines(
+                scenario or "all", policy, episodes=episodes, seed=seed or 0, overrides=parse_sets(sets),
+                executor=pool, progress=bar,
+            )
     title = f"policy={policy} · {episodes} episodes · mean ± 95% CI half-width"
     if console.is_terminal:
         table = Table(title=title, title_justify="left")

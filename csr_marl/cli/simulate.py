@@ -14,6 +14,7 @@ from ..config.loading import load_scenario, scenario_names
 from ..sim.kpis import KPI_DEFINITIONS
 from ..simulation import simulate
 from .common import console, friendly_errors, fmt, kpi_table, parse_sets
+from .train import policy_from_option
 
 HEADLINE = (
     "offered", "answered", "resolved", "abandoned", "closed_unresolved", "escalated", "reopened",
@@ -37,15 +38,18 @@ def scenarios_command() -> None:
 @friendly_errors
 def simulate_command(
     scenario: str = typer.Argument("standard_day", help="Scenario name (see `csr-marl scenarios`) or YAML path."),
-    policy: str = typer.Option("heuristic", "--policy", "-p", help="heuristic, random, fifo or escalate_all."),
+    policy: str = typer.Option(
+        "heuristic", "--policy", "-p",
+        help="heuristic, random, fifo, escalate_all, or checkpoint:PATH (a team trained by csr-marl train).",
+    ),
     seed: int = typer.Option(0, "--seed", "-s", help="Root seed; same seed, same result."),
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE (dotted path, YAML value); repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print all KPIs and breakdowns as JSON."),
     log: Optional[Path] = typer.Option(None, "--log", help="Write a per-contact log (.csv or .jsonl)."),
 ) -> None:
-    """Run one episode with a built-in policy and print the KPI table."""
+    """Run one episode with a built-in or trained policy and print the KPI table."""
     scn = load_scenario(scenario, parse_sets(sets))
-    result = simulate(scn, policy=policy, seed=seed, log=log or False)
+    result = simulate(scn, policy=policy_from_option(policy, scn), seed=seed, log=log or False)
     if as_json:
         payload = {
             "scenario": result.scenario, "seed": seed, "policy": policy,

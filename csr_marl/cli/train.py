@@ -37,17 +37,26 @@ def _require_extra() -> None:
         fail(str(exc))
 
 
-def policy_from_option(policy: str, scenario: Any) -> Any:
-    """``--policy`` of ``simulate``: a built-in name as it is, or ``checkpoint:PATH`` as a trained policy.
-
-    The trained policy must be bound to the core it plays (``simulate`` does it, see ``bind``).
-    """
+def checkpoint_path(policy: str) -> Path | None:
+    """The PATH of a ``--policy checkpoint:PATH`` (which must exist), or None for a built-in name."""
     if not policy.startswith(CHECKPOINT_PREFIX):
-        return policy
+        return None
+    path = Path(policy.removeprefix(CHECKPOINT_PREFIX))
+    if not path.is_file():
+        raise UsageError(f"--policy {policy}: no checkpoint file at {path} (give checkpoint:DIR/checkpoint.pt)")
     _require_extra()
+    return path
+
+
+def policy_from_option(policy: str, scenario: Any) -> Any:
+    """``--policy`` of ``simulate``: a built-in name as it is, or ``checkpoint:PATH`` as a trained policy
+    (``simulate`` binds it to the episode's core)."""
+    path = checkpoint_path(policy)
+    if path is None:
+        return policy
     from ..train import load_checkpoint_policy
 
-    return load_checkpoint_policy(policy.removeprefix(CHECKPOINT_PREFIX), scenario)
+    return load_checkpoint_policy(path, scenario)
 
 
 def parse_hyperparameters(items: list[str] | None) -> dict[str, Any]:
