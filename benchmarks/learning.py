@@ -11,7 +11,7 @@ and heuristic baselines on the same customers. Regenerates
 
 and keeps the runs (checkpoints, curves) under runs/learning/:
 
-    python benchmarks/learning.py                       # everything: about 70 minutes on two cores
+    python benchmarks/learning.py                       # everything: about 70-75 minutes on two cores
     python benchmarks/learning.py --tasks classify --seeds 0 --workers 1
     python benchmarks/learning.py --report-only         # rebuild the page from runs/learning/
 
@@ -28,13 +28,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-
 from csr_marl.analysis import mean_ci
-from csr_marl.cli.train import evaluate_trained
+from csr_marl.cli.train import evaluate_trained, score_policy
 from csr_marl.train import TrainConfig
 from csr_marl.whatif import run_baselines
 from csr_marl.whatif.provenance import machine, now, versions
 from csr_marl.whatif.records import natural_range
+from csr_marl.whatif.store import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RUNS = Path("runs/learning")
@@ -84,7 +84,7 @@ METHOD = """\
   `DummyVectorEnv` copies), PPO on CPU, one torch thread per run.
 - Policies: parameter sharing within a role, none across roles -- each staffed role has one actor and
   one critic (two hidden layers of 256), picked by the role one-hot of the observation; the action mask
-  sets illegal logits to -inf, so no illegal action is ever sampled.
+  sets illegal logits to -1e9 (probability 0), so no illegal action is ever sampled.
 - Rollouts are whole episodes; each agent's transitions are regrouped into its own decision sequence,
   with the reward it earned up to its next decision, before GAE (`csr_marl/train/turns.py`).
 - Reward: the scenario's team reward on `classify` and `resolve` (one role). On `standard_day` the agents
@@ -159,7 +159,7 @@ def run_one(task: str, seed: int) -> dict:
     row = evaluate_trained(run.checkpoint, episodes=EPISODES)
     evaluation = {k: e._asdict() for k, e in row.estimates.items()}
     record = {"task": task, "seed": seed, "cpu_seconds": run.cpu_seconds, "curve": run.curve, "evaluation": evaluation}
-    (out / "evaluation.json").write_text(json.dumps(record, default=_nan_to_none))
+    _keep(record)
     if "swap" in TASKS[task]:
         swapped_role(task, record)
     return record
@@ -183,19 +183,17 @@ def swapped_role(task: str, record: dict) -> dict:
     computed once and kept in the run's evaluation.json."""
     if "swap" in record:
         return record["swap"]
-    from csr_marl import load_scenario, simulate
+    from csr_marl import load_scenario
     from csr_marl.policies import HeuristicPolicy
     from csr_marl.train import load_checkpoint_policy
-    from csr_marl.whatif.records import metric_names, replication_record
-    from csr_marl.whatif.replications import replication_seed
-    from csr_marl.whatif.summary import estimates
 
-    scenario = load_scenario(TASKS[task]["config"]["scenario"], TASKS[task]["config"].get("overrides"))
-    out = RUNS / f"{task}_s{record['seed']}"
-    policy = WithHeuristicRole(load_checkpoint_policy(out / "checkpoint.pt", scenario), HeuristicPolicy(scenario), TASKS[task]["swap"])
-    runs = [replication_record(simulate(scenario, policy, replication_seed(0, e))) for e in range(EPISODES)]
-    record["swap"] = {k: e._asdict() for k, e in estimates(runs, metric_names()).items()}
-    (out / "evaluation.json").write_text(json.dumps(record, default=_nan_to_none))
+    name, role = TASKS[task]["config"]["scenario"], TASKS[task]["swap"]
+    scenario = load_scenario(name, TASKS[task]["config"].get("overrides"))
+    trained = load_checkpoint_policy(RUNS / f"{task}_s{record['seed']}" / "checkpoint.pt", scenario)
+    policy = WithHeuristicRole(trained, HeuristicPolicy(scenario), role)
+    row = score_policy(name, scenario, policy, f"trained, heuristic {role}", episodes=EPISODES, seed=0)
+    record["swap"] = {k: e._asdict() for k, e in row.estimates.items()}
+    _keep(record)
     return record["swap"]
 
 
@@ -251,7 +249,7 @@ def _over_seeds(metric: str, per_seed: list[float]) -> dict:
 
 def plot(task: str, records: list[dict], summary: dict, path: Path) -> None:
     """Learning curves (greedy, 3 fixed episodes per point) with the baselines on those same episodes;
-    at the right, the final {EPISODES}-episode evaluation of the table (trained: mean and 95% CI over seeds)."""
+    at the right, the table's final evaluation on EPISODES episodes (trained: mean and 95% CI over seeds)."""
     from csr_marl.train.curves import pyplot
 
     plt = pyplot()
@@ -290,7 +288,9 @@ def markdown(summaries: dict[str, dict], seeds: list[int], command: str) -> str:
         "",
         f"Generated {now()} by `{command}` on {info['platform']}, {info['cpu_count']} CPUs; "
         + ", ".join(f"{k} {v}" for k, v in {**versions(), **_training_versions()}.items()) + ". "
-        "The whole script takes about 70 minutes of wall time on this 2-CPU machine (two runs side by side).",
+        "Wall time on this 2-CPU machine, two runs side by side: 62.5 minutes for a whole run before the resolve "
+        "set-up grew from 300k to 450k steps (5.6 to 7.8-8.3 CPU-minutes per resolve run) and the triage swap "
+        "below was added (20 more episodes per standard_day seed), so about 70-75 minutes now.",
         "",
         f"Each task is trained with {len(seeds)} seeds ({', '.join(map(str, seeds))}); each trained team is then evaluated greedily on {EPISODES} "
         "episodes with the baselines' seeds (episode e: `SeedSequence(0, spawn_key=(e,))`), so every row below "
@@ -367,8 +367,9 @@ def _ci(stat: dict) -> str:
     return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def _nan_to_none(value: object) -> object:
-    return None if isinstance(value, float) and math.isnan(value) else str(value)
+def _keep(record: dict) -> None:
+    """Save a run's record (this script's own cache: Python's JSON, NaN kept for undefined KPIs)."""
+    (RUNS / f"{record['task']}_s{record['seed']}" / "evaluation.json").write_text(json.dumps(record))
 
 
 def main() -> None:
@@ -408,7 +409,7 @@ def main() -> None:
         plot(task, mine, summaries[task], RESULTS / f"learning_{task}.png")
     command = "python benchmarks/learning.py" + ("" if args.tasks == list(TASKS) else " --tasks " + " ".join(args.tasks))
     (RESULTS / "learning.md").write_text(markdown(summaries, args.seeds, command))
-    (RESULTS / "learning.json").write_text(json.dumps({"generated_at": now(), "machine": machine(), "versions": versions(), "tasks": summaries}, indent=2, default=_nan_to_none))
+    write_json(RESULTS / "learning.json", {"generated_at": now(), "machine": machine(), "versions": versions(), "tasks": summaries})
     print(f"wrote {RESULTS / 'learning.md'} in {(time.perf_counter() - started) / 60:.1f} minutes")
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
 
 import csr_marl
 
@@ -9,8 +10,6 @@ import csr_marl
 def standard_day():
     return csr_marl.load_scenario("standard_day")
 
-
-from hypothesis import settings  # noqa: E402
 
 # Property tests draw the same examples on every run and machine: CI never depends on luck.
 settings.register_profile("deterministic", derandomize=True, print_blob=True)

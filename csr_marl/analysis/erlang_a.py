@@ -188,11 +188,11 @@ def erlang_a(
 
     sl = None
     if t is not None:
-        g = -math.expm1(-theta * t) / theta if 0.0 < t < math.inf else 0.0
-        if g == 0.0 and not math.isinf(t):  # t == 0, or so small that no one is reached in it
-            sl = p_lower
-        elif math.isinf(t):
+        g = -math.expm1(-theta * t) / theta
+        if math.isinf(t):
             sl = p_served
+        elif g == 0.0:  # t == 0, or so small that no one is reached in it
+            sl = p_lower
         else:
             j = np.arange(1, q.size, dtype=float)
             with np.errstate(divide="ignore"):

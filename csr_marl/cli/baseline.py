@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.table import Table
 
 from ..whatif import run_baselines, write_baseline_report
-from ..whatif.baselines import HEADLINE, markdown_table, plus_minus, resolve_scenarios
+from ..whatif.baselines import markdown_table, resolve_scenarios
 from ..whatif.executors import executor_scope
-from .common import console, friendly_errors, parse_sets
+from .common import console, estimates_table, friendly_errors, parse_sets
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, WORKERS, check_backend, invocation, progress_bar
 from .train import checkpoint_path, evaluate_trained
 
@@ -39,27 +38,20 @@ def baseline_command(
 
     Episode e runs with SeedSequence(seed, spawn_key=(e,)) under every policy: rows saw the same customers.
     """
-    checkpoint = checkpoint_path(policy)
+    checkpoint, overrides = checkpoint_path(policy), parse_sets(sets)
     if checkpoint is not None:
         names = [None] if scenario is None else resolve_scenarios(scenario)
-        rows = [
-            evaluate_trained(checkpoint, name, parse_sets(sets), episodes=episodes, seed=seed or 0) for name in names
-        ]
+        rows = [evaluate_trained(checkpoint, name, overrides, episodes=episodes, seed=seed or 0) for name in names]
         policy = rows[0].policy
     else:
         with executor_scope(None, workers, check_backend(backend), ray_address) as pool, progress_bar(f"baseline {policy}") as bar:
             rows = run_baselines(
-                scenario or "all", policy, episodes=episodes, seed=seed or 0, overrides=parse_sets(sets),
+                scenario or "all", policy, episodes=episodes, seed=seed or 0, overrides=overrides,
                 executor=pool, progress=bar,
             )
     title = f"policy={policy} · {episodes} episodes · mean ± 95% CI half-width"
     if console.is_terminal:
-        table = Table(title=title, title_justify="left")
-        for column in ("scenario", *HEADLINE):
-            table.add_column(column, justify="left" if column == "scenario" else "right")
-        for row in rows:
-            table.add_row(row.scenario, *(plus_minus(row.estimates[k]) for k in HEADLINE))
-        console.print(table)
+        console.print(estimates_table(title, "scenario", rows, lambda row: row.scenario))
     else:  # piped: a Markdown table, not squeezed to 80 columns
         print(f"{title}\n\n{markdown_table(rows)}\n")
     paths = write_baseline_report(rows, out, seed=seed or 0, command=invocation(ctx))

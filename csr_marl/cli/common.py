@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..config.loading import ScenarioError
+from ..whatif.baselines import HEADLINE, BaselineRow, plus_minus
 
 console = Console()
 err_console = Console(stderr=True)
@@ -44,16 +45,21 @@ def friendly_errors(command: F) -> F:
 
 def parse_sets(items: Iterable[str] | None) -> dict[str, Any]:
     """``["staffing.resolver=5", "customers.patience=null"]`` -> overrides (values parsed as YAML)."""
-    overrides: dict[str, Any] = {}
+    return parse_key_values(items, "--set", "staffing.resolver=5")
+
+
+def parse_key_values(items: Iterable[str] | None, option: str, example: str) -> dict[str, Any]:
+    """Repeated ``option KEY=VALUE`` items -> ``{KEY: VALUE parsed as YAML}`` (an empty VALUE is None)."""
+    values: dict[str, Any] = {}
     for item in items or ():
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"--set {item!r}: expected KEY=VALUE, e.g. staffing.resolver=5")
+            raise UsageError(f"{option} {item!r}: expected KEY=VALUE, e.g. {example}")
         try:
-            overrides[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
+            values[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
         except yaml.YAMLError:
-            raise UsageError(f"--set {item!r}: the value is not valid YAML") from None
-    return overrides
+            raise UsageError(f"{option} {item!r}: the value is not valid YAML") from None
+    return values
 
 
 def fmt(value: Any) -> str:
@@ -75,4 +81,14 @@ def kpi_table(title: str, rows: dict[str, Any], definitions: dict[str, str] | No
         if definitions:
             cells.append(definitions.get(key, ""))
         table.add_row(*cells)
+    return table
+
+
+def estimates_table(title: str, label: str, rows: Iterable[BaselineRow], name: Callable[[BaselineRow], str]) -> Table:
+    """One row per baseline row: its ``name`` under ``label``, then ``mean ± half-width`` per headline KPI."""
+    table = Table(title=title, title_justify="left")
+    for column in (label, *HEADLINE):
+        table.add_column(column, justify="left" if column == label else "right")
+    for row in rows:
+        table.add_row(name(row), *(plus_minus(row.estimates[k]) for k in HEADLINE))
     return table

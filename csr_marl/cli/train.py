@@ -8,21 +8,21 @@ three rows of its table are the same customers under three policies.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import typer
-import yaml
 from pydantic import ValidationError
-from rich.table import Table
 
 from ..config.loading import load_scenario
+from ..config.scenario import Scenario
+from ..sim.decisions import Decision
+from ..simulation import simulate
 from ..train import TrainConfig, TrainingUnavailable, require_training_extra
 from ..whatif import BaselineRow, run_baselines, write_baseline_report
-from ..whatif.baselines import HEADLINE, plus_minus
 from ..whatif.records import metric_names, replication_record
 from ..whatif.replications import replication_seed
 from ..whatif.summary import estimates
-from .common import UsageError, console, fail, friendly_errors, parse_sets
+from .common import UsageError, console, estimates_table, fail, friendly_errors, parse_key_values, parse_sets
 from .sweep import SETS, invocation
 
 TRAINED = "trained"
@@ -61,13 +61,7 @@ def policy_from_option(policy: str, scenario: Any) -> Any:
 
 def parse_hyperparameters(items: list[str] | None) -> dict[str, Any]:
     """``["lr=3e-4", "envs=8"]`` -> TrainConfig fields (values parsed as YAML)."""
-    values: dict[str, Any] = {}
-    for item in items or ():
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--hp {item!r}: expected KEY=VALUE, e.g. lr=3e-4")
-        values[key.strip()] = yaml.safe_load(raw)
-    return values
+    return parse_key_values(items, "--hp", "lr=3e-4")
 
 
 def train_config(**fields: Any) -> TrainConfig:
@@ -143,14 +137,20 @@ def evaluate_trained(
 
     ``scenario`` defaults to the training one (with its training overrides); ``overrides`` go on top.
     """
-    from ..train import load_checkpoint_policy, play_episodes
+    from ..train import load_checkpoint_policy
 
     name, overrides = scenario_to_play(checkpoint, scenario, overrides)
     scn = load_scenario(name, overrides)
     policy = load_checkpoint_policy(checkpoint, scn, greedy=greedy)
-    seeds = [replication_seed(seed, e) for e in range(episodes)]
-    records = [replication_record(r) for r in play_episodes(scn, policy, seeds)]
-    label = TRAINED if greedy else f"{TRAINED}_sampled"
+    return score_policy(name, scn, policy, TRAINED if greedy else f"{TRAINED}_sampled", episodes=episodes, seed=seed)
+
+
+def score_policy(
+    name: str, scenario: Scenario, policy: Callable[[Decision], int], label: str, *, episodes: int, seed: int
+) -> BaselineRow:
+    """Any policy (a trained one, a mixed team) scored as the baselines are: episode e with
+    ``SeedSequence(seed, spawn_key=(e,))``, the core's team return and KPIs, mean and 95% CI."""
+    records = [replication_record(simulate(scenario, policy, replication_seed(seed, e))) for e in range(episodes)]
     return BaselineRow(name, label, episodes, estimates(records, metric_names()))
 
 
@@ -187,12 +187,8 @@ def evaluate_command(
             run_baselines([name], policy, episodes=episodes, seed=seed, overrides=overrides)[0]
             for policy in REFERENCE_POLICIES
         ]
-    table = Table(title=f"{name} · {episodes} episodes · mean ± 95% CI half-width", title_justify="left")
-    for column in ("policy", *HEADLINE):
-        table.add_column(column, justify="left" if column == "policy" else "right")
-    for row in rows:
-        table.add_row(row.policy, *(plus_minus(row.estimates[k]) for k in HEADLINE))
-    console.print(table)
+    title = f"{name} · {episodes} episodes · mean ± 95% CI half-width"
+    console.print(estimates_table(title, "policy", rows, lambda row: row.policy))
     if out is not None:
         paths = [p for row in rows for p in write_baseline_report([row], out, seed=seed, command=invocation(ctx))]
         console.print(f"[dim]wrote {', '.join(str(p) for p in paths)}[/]", highlight=False)

@@ -108,19 +108,19 @@ class RewardAccount:
     def since_turn_components(self, agent: str) -> np.ndarray:
         mark = self.marks.get(agent)
         values = self.pool_points.copy() if mark is None else self.pool_points - mark[1]
-        own = self.own.get(agent)
-        if own is not None:
-            values += _points(own[1:])
-        return values
+        return _plus_own(values, self.own.get(agent))
 
     def last_step_components(self, agent: str) -> np.ndarray:
         if self._step_points is None:
             self._step_points = _points(self.step_pool)
-        values = self._step_points.copy()
-        own = self.step_own.get(agent)
-        if own is not None:
-            values += _points(own[1:])
-        return values
+        return _plus_own(self._step_points.copy(), self.step_own.get(agent))
+
+
+def _plus_own(values: np.ndarray, own: list[int] | None) -> np.ndarray:
+    """``values`` (a fresh array) plus what the agent earned alone, in reward points."""
+    if own is not None:
+        values += _points(own[1:])
+    return values
 
 
 def _points(units: list[int]) -> np.ndarray:

@@ -31,11 +31,6 @@ def write_curve(rows: Sequence[Mapping[str, Any]], kpis: Sequence[str], path: Pa
     return path
 
 
-def read_curve(path: Path) -> list[dict[str, float]]:
-    with path.open(newline="") as handle:
-        return [{k: float(v) if v not in ("", None) else math.nan for k, v in row.items()} for row in csv.DictReader(handle)]
-
-
 def pyplot() -> Any:
     import matplotlib
 

@@ -15,7 +15,6 @@ Output folder: ``checkpoint.pt`` (the latest), ``curve.csv``, ``curve.png``, ``r
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -29,6 +28,7 @@ import numpy as np
 from ..config.scenario import Scenario
 from ..policies import RandomPolicy
 from ..simulation import simulate
+from ..whatif.store import write_json
 from .config import TrainConfig, default_kpis
 from .deps import require_training_extra
 
@@ -167,7 +167,7 @@ def _train(
         "wall_seconds": time.perf_counter() - wall_start,
         "torch": torch.__version__,
     }
-    (out / "run.json").write_text(json.dumps(summary, indent=2, default=_json_default))
+    write_json(out / "run.json", summary)
     return TrainingRun(out, checkpoint_path, rows, kpis, references, cpu_seconds, summary)
 
 
@@ -253,9 +253,3 @@ def _losses(stats: Any) -> dict[str, float]:
 
 def _title(config: TrainConfig) -> str:
     return f"{config.scenario} · {config.algo} · {config.steps:,} steps · seed {config.seed}"
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return str(value)
