@@ -64,13 +64,13 @@ def test_priority_classes_match_cobham() -> None:
 
 
 def test_two_tier_network_matches_jackson() -> None:
-    keys = ["resolver_queue_p_wait", "escalation_queue_p_wait", "escalation_queue_mean_wait_minutes", "escalation_rate"]
+    keys = ["p_wait_resolver", "p_wait_escalation", "asa_minutes_escalation", "escalation_rate"]
     result = replicate("two_tier", keys)
-    assert_within(result["resolver_queue_p_wait"], erlang_c(4, LAMBDA * MEAN_SERVICE), "tier-1 P(wait)")
+    assert_within(result["p_wait_resolver"], erlang_c(4, LAMBDA * MEAN_SERVICE), "tier-1 P(wait)")
     rate2 = 0.3 * LAMBDA
     assert_within(result["escalation_rate"], 0.3, "escalation share")
-    assert_within(result["escalation_queue_p_wait"], erlang_c(2, rate2 * 2.5), "tier-2 P(wait)")
-    assert_within(result["escalation_queue_mean_wait_minutes"], erlang_c_asa(2, rate2, 2.5), "tier-2 wait")
+    assert_within(result["p_wait_escalation"], erlang_c(2, rate2 * 2.5), "tier-2 P(wait)")
+    assert_within(result["asa_minutes_escalation"], erlang_c_asa(2, rate2, 2.5), "tier-2 wait")
 
 
 def test_agrees_with_ciw_on_the_same_model() -> None:

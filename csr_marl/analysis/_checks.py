@@ -5,7 +5,12 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["check_servers", "check_positive", "check_nonneg", "check_probability"]
+__all__ = ["MAX_SERVERS", "check_servers", "check_load", "check_positive", "check_nonneg", "check_probability"]
+
+#: The formulas here cost O(servers) (Erlang B's recursion, staffing searches): past this many agents
+#: (or Erlangs of offered load) a question is refused instead of running for minutes. A million agents
+#: in one queue is far beyond any contact center.
+MAX_SERVERS = 1_000_000
 
 
 def check_servers(servers: object, *, minimum: int = 0) -> int:
@@ -24,7 +29,19 @@ def check_servers(servers: object, *, minimum: int = 0) -> int:
         raise ValueError(f"servers must be an integer, got {servers!r}")
     if value < minimum:
         raise ValueError(f"servers must be >= {minimum}, got {value}")
+    if value > MAX_SERVERS:
+        raise ValueError(f"servers must be <= {MAX_SERVERS:,}, got {value:,}")
     return value
+
+
+def check_load(offered_load: float) -> float:
+    """``offered_load`` (Erlangs) if the staffing it needs stays within :data:`MAX_SERVERS`."""
+    if offered_load > MAX_SERVERS / 2:
+        raise ValueError(
+            f"offered load {offered_load:.4g} Erlangs is too large: staffing it needs more than "
+            f"{MAX_SERVERS // 2:,} agents, beyond what these formulas handle (split the interval or the volume)"
+        )
+    return offered_load
 
 
 def _real(name: str, value: object) -> float:

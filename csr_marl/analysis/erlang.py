@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ._checks import check_nonneg, check_positive, check_probability, check_servers
+from ._checks import check_load, check_nonneg, check_positive, check_probability, check_servers
 
 __all__ = [
     "erlang_b",
@@ -182,7 +182,7 @@ def servers_for_service_level(
     mu = 1.0 / check_positive("mean_service", mean_service)
     t = check_nonneg("threshold", threshold)
     goal = check_probability("target", target)
-    a = lam / mu
+    a = check_load(lam / mu)
     b, c = 1.0, 0
     while True:
         c += 1

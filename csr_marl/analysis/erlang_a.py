@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_nonneg, check_positive, check_probability, check_servers
+from ._checks import check_load, check_nonneg, check_positive, check_probability, check_servers
 from .erlang import erlang_c
 
 __all__ = ["ErlangAResult", "erlang_a", "servers_for_erlang_a"]
@@ -249,7 +249,7 @@ def servers_for_erlang_a(
     lam = check_positive("arrival_rate", arrival_rate)
     check_positive("mean_service", mean_service)
     check_positive("mean_patience", mean_patience, allow_inf=True)
-    a = lam * float(mean_service)
+    a = check_load(lam * float(mean_service))
 
     def ok(c: int) -> bool:
         if math.isinf(float(mean_patience)) and a >= c:

@@ -10,7 +10,7 @@ from .loading import (
     scenario_names,
     scenarios_dir,
 )
-from .scenario import Scenario
+from .scenario import Scenario, ScenarioWarning
 from .tickets import TicketBank
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "Lognormal",
     "Scenario",
     "ScenarioError",
+    "ScenarioWarning",
     "TicketBank",
     "apply_overrides",
     "load_scenario",

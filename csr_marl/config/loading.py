@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import math
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -187,6 +188,8 @@ def read_trace(path: str) -> tuple[float, ...]:
                 if number == 1:
                     continue  # header
                 raise ScenarioError(f"arrival trace {file.name}, line {number}: not a number: {cell!r}") from None
+            if not math.isfinite(value):
+                raise ScenarioError(f"arrival trace {file.name}, line {number}: not a finite number: {cell!r}")
             if value < 0 or (times and value < times[-1]):
                 raise ScenarioError(
                     f"arrival trace {file.name}, line {number}: {value} is negative or out of order"

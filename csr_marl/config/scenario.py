@@ -6,6 +6,7 @@ worker processes). Field names are the YAML keys documented in DESIGN.md §7.
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -14,8 +15,19 @@ from .distributions import Distribution, Exponential, Lognormal
 from .domain import ALL_TOOLS, PRIORITIES, ROLES, TIERS
 
 
+class ScenarioWarning(UserWarning):
+    """A scenario that is valid but probably not what was meant (e.g. a shift after the horizon)."""
+
+
+#: The most tickets one run may generate (about an hour of simulation on one core): more is refused at
+#: validation rather than left to run for days.
+MAX_EXPECTED_ARRIVALS = 20_000_000
+
+
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # allow_inf_nan=False: a NaN or infinite number anywhere (a rate, a weight, a horizon) is refused
+    # with the field's name, instead of hanging the run or poisoning every KPI with NaN.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Surge(_Frozen):
@@ -67,6 +79,35 @@ class Arrivals(_Frozen):
         if self.trace is not None and self.surges:
             raise ValueError("surges cannot be combined with a replayed trace")
         return self
+
+    def segments(self, horizon: float) -> list[tuple[float, float, float]]:
+        """``(start, end, rate_per_hour)`` of each constant-rate piece of ``[0, horizon)`` (no trace)."""
+        if self.profile is not None:
+            steps = [(float(start), float(rate)) for start, rate in self.profile]
+        else:
+            steps = [(0.0, float(self.rate_per_hour or 0.0))]
+        edges = {0.0, float(horizon)}
+        edges.update(start for start, _ in steps if start < horizon)
+        for surge in self.surges:
+            edges.update(t for t in (surge.start_minute, surge.end_minute) if t < horizon)
+        cuts = sorted(edges)
+        pieces: list[tuple[float, float, float]] = []
+        step = 0
+        for start, end in zip(cuts, cuts[1:]):
+            while step + 1 < len(steps) and steps[step + 1][0] <= start:
+                step += 1
+            rate = steps[step][1]
+            for surge in self.surges:
+                if surge.start_minute <= start < surge.end_minute:
+                    rate *= surge.multiplier
+            pieces.append((start, end, rate))
+        return pieces
+
+    def expected_count(self, horizon: float) -> float:
+        """Mean number of arrivals in ``[0, horizon)`` from the rates (0 for a trace)."""
+        if self.trace is not None:
+            return 0.0
+        return sum((end - start) * rate / 60.0 for start, end, rate in self.segments(horizon))
 
 
 class Reopen(_Frozen):
@@ -234,6 +275,12 @@ class Workflow(_Frozen):
     max_actions_per_ticket: int = Field(
         default=12, ge=1, description="after this many tool actions only respond/escalate remain"
     )
+    max_transfers_per_ticket: int = Field(
+        default=6, ge=0,
+        description="after this many hand-overs between resolvers and the desk (escalate_issue, "
+        "return_to_resolver) only a response remains: a ticket cannot bounce forever, even with "
+        "zero handle times",
+    )
 
 
 class Scenario(_Frozen):
@@ -270,4 +317,22 @@ class Scenario(_Frozen):
             raise ValueError(f"sla_minutes: missing {', '.join(sorted(missing))}")
         if sum(self.staffing.peak(role) for role in ROLES) == 0:
             raise ValueError("staffing: nobody is staffed in any role")
+        for i, change in enumerate(self.staffing.shifts):
+            if change.at_minute >= self.horizon_minutes:
+                # Legal (a shortened day keeps its schedule) but never silent: it may be a typo.
+                warnings.warn(
+                    f"scenario {self.name!r}: staffing.shifts[{i}].at_minute ({change.at_minute:g}) is not "
+                    f"before horizon_minutes ({self.horizon_minutes:g}): that change never happens",
+                    ScenarioWarning,
+                    stacklevel=2,
+                )
+        expected = self.arrivals.expected_count(self.horizon_minutes)
+        if expected > MAX_EXPECTED_ARRIVALS and (self.max_tickets is None or self.max_tickets > MAX_EXPECTED_ARRIVALS):
+            raise ValueError(
+                f"arrivals: about {expected:.3g} tickets expected over horizon_minutes "
+                f"({self.horizon_minutes:g}); at most {MAX_EXPECTED_ARRIVALS:,} can be simulated in one "
+                "run (lower the rates or the horizon, or set max_tickets)"
+            )
+        if self.max_tickets is not None and self.max_tickets > MAX_EXPECTED_ARRIVALS:
+            raise ValueError(f"max_tickets: at most {MAX_EXPECTED_ARRIVALS:,}, got {self.max_tickets}")
         return self

@@ -82,16 +82,19 @@ class ContactCenter:
         )
         self.rewards = RewardLedger(track_entries=track_rewards)
         self.meter = WaitingMeter(self.weights.waiting_per_minute)
+        # The headline waits measure the queue a staffing study varies: the resolvers' when staffed.
+        self.headline_queue = "resolver" if self.peak["resolver"] > 0 else self.entry_queue.name
         self.kpis = KpiAccumulator(
             scenario.service_level.threshold_minutes,
             {role: self._staffed_minutes(role, self.horizon) for role in ROLES},
+            self.headline_queue,
         )
         self.flow = {"arrived": 0, "resolved": 0, "abandoned": 0, "closed_unresolved": 0}
         self.log: TicketLog | None = None
         if log:
             self.log = TicketLog(None if log is True else log)
         self._build_samplers()
-        self._legal_cache: dict[tuple[str, bool], list[int]] = {}
+        self._legal_cache: dict[tuple[str, bool, bool], list[int]] = {}
         self.legal_triage = [
             a for a in range(len(PRIORITIES) * 8)
             if self.peak["escalation"] > 0 or a % 2 == 0
@@ -213,6 +216,7 @@ class ContactCenter:
     def enqueue(self, ticket: Ticket, queue: TicketQueue) -> None:
         now = self.env.now
         queue.push(ticket, now)
+        self.kpis.queue_entered(queue.name, ticket)
         self.meter.change(now, self.meter.weight[ticket.true_priority])
         idle = self.idle[queue.name]
         while idle:
@@ -229,10 +233,9 @@ class ContactCenter:
             self.meter.change(now, -weight)
             self.meter.refund(weight, now - ticket.deadline)
             self.flow["abandoned"] += 1
-            waited = ticket.deadline - ticket.enqueued_at
-            ticket.queue_wait += waited
-            self.kpis.queue_left(queue.name, ticket, waited, abandoned=True)
-            self.kpis.abandoned(ticket, ticket.deadline - ticket.arrival)
+            ticket.queue_wait += max(0.0, ticket.deadline - ticket.enqueued_at)
+            self.kpis.queue_unanswered(queue.name, ticket, abandoned=True)
+            self.kpis.abandoned(ticket, max(0.0, ticket.deadline - ticket.arrival))
             self.kpis.count("sla_breached", ticket)
             self.rewards.add("abandonment", self.weights.abandonment)
             if self.log is not None:
@@ -245,10 +248,10 @@ class ContactCenter:
         waited = queue.take(ticket, now)
         self.meter.change(now, -self.meter.weight[ticket.true_priority])
         ticket.queue_wait += waited
-        self.kpis.queue_left(queue.name, ticket, waited)
+        self.kpis.queue_answered(queue.name, ticket, waited)
         if ticket.answered_at is None:
             ticket.answered_at = now
-            self.kpis.answered(ticket, now - ticket.arrival)
+            self.kpis.answered(ticket, max(0.0, now - ticket.arrival))
         staff.ticket = ticket
         staff.busy_since = now
         self.busy_staff[staff.role] += 1
@@ -262,6 +265,19 @@ class ContactCenter:
         start = max(staff.busy_since, self.warmup)
         if until > start:
             self.kpis.busy[staff.role] += until - start
+            # Finishing a ticket after going off shift is busy *and* available time (overtime),
+            # so occupancy stays a share of the minutes staff actually spent on the floor.
+            self.kpis.overtime[staff.role] += self._off_shift_minutes(staff, start, until)
+
+    def _off_shift_minutes(self, staff: Staff, start: float, until: float) -> float:
+        shifts = self.scenario.staffing.shifts
+        if not shifts:
+            return 0.0
+        staffing = self.scenario.staffing
+        edges = sorted({start, until, *(c.at_minute for c in shifts if start < c.at_minute < until)})
+        return sum(
+            b - a for a, b in zip(edges, edges[1:]) if staff.index >= staffing.headcount_at(staff.role, a)
+        )
 
     def score_triage(self, staff: Staff, ticket: Ticket, category: str, priority: str, route: str) -> None:
         w, agent = self.weights, staff.name
@@ -296,17 +312,19 @@ class ContactCenter:
         self.enqueue(ticket, self.queues["escalation"])
 
     def legal_work(self, role: str, ticket: Ticket) -> list[int]:
-        capped = ticket.actions >= self.scenario.workflow.max_actions_per_ticket
-        key = (role, capped)
+        workflow = self.scenario.workflow
+        capped = ticket.actions >= workflow.max_actions_per_ticket
+        settled = ticket.transfers >= workflow.max_transfers_per_ticket
+        key = (role, capped, settled)
         legal = self._legal_cache.get(key)
         if legal is None:
             tools = ROLE_TOOLS[role]
             allowed = set(tools)
             if capped:
                 allowed &= {"respond_user", "escalate_issue", "return_to_resolver"}
-            if self.peak["escalation"] == 0:
+            if settled or self.peak["escalation"] == 0:
                 allowed.discard("escalate_issue")
-            if self.peak["resolver"] == 0:
+            if settled or self.peak["resolver"] == 0:
                 allowed.discard("return_to_resolver")
             legal = [self.queue_slots + i for i, tool in enumerate(tools) if tool in allowed]
             self._legal_cache[key] = legal
@@ -325,6 +343,7 @@ class ContactCenter:
             needs = ticket.requirement.needs_escalation
             right = needs if tool == "escalate_issue" else not needs
             self.rewards.add("routing", w.routing_right if right else w.routing_wrong, agent)
+            ticket.transfers += 1
             if tool == "escalate_issue":
                 self._escalate(ticket)
             else:
@@ -428,6 +447,7 @@ class ContactCenter:
                 self._open_at_end(staff.ticket, end)
         for queue in self.queues.values():
             for ticket in queue:
+                self.kpis.queue_unanswered(queue.name, ticket, abandoned=False)
                 self._open_at_end(ticket, end)
         if end != self.horizon:
             for role in ROLES:
@@ -439,8 +459,8 @@ class ContactCenter:
 
     def _open_at_end(self, ticket: Ticket, end: float) -> None:
         self.kpis.count("in_system_at_end", ticket)
-        if ticket.answered_at is None:
-            self.kpis.count("waited", ticket)
+        if ticket.answered_at is None and ticket.counted:
+            self.kpis.first_response[2] += 1  # still waiting for a first answer
         if end > ticket.sla_deadline:
             self.kpis.count("sla_breached", ticket)
             self.rewards.add("sla_breach", self.weights.sla_breach)

@@ -2,6 +2,13 @@
 
 Counts are kept per cell (priority x tier x category) so every breakdown comes from the same numbers.
 Waits go into a fixed-width histogram for percentiles. Only contacts that arrive after the warm-up count.
+
+Waits are measured per queue (triage inbox, resolver queue, escalation queue), once per contact and
+queue: a contact's wait in a queue runs from its first entry into that queue to the first time a
+member of that queue's role takes it. The headline ``service_level``, ``asa_minutes``, ``p_wait`` and
+wait percentiles measure the *headline queue*: the resolver queue when the scenario staffs resolvers,
+else the queue contacts enter first (what a staffing study varies). ``*_first_response`` measure the
+first touch by anybody; ``*_<queue>`` each queue. :func:`kpi_definitions` states all of them.
 """
 
 from __future__ import annotations
@@ -16,28 +23,39 @@ from ..config.domain import CATEGORIES, PRIORITIES, ROLES, TIERS
 from .tickets import N_CELLS, Ticket
 
 COUNTS: tuple[str, ...] = (
-    "offered", "answered", "answered_in_threshold", "waited", "resolved", "abandoned",
+    "offered", "queued", "answered", "answered_in_threshold", "waited", "resolved", "abandoned",
     "closed_unresolved", "escalated", "reopened", "first_contact_resolved", "first_contact_closed",
     "sla_met", "sla_breached", "in_system_at_end",
 )
 BIN_MINUTES = 0.05
 N_BINS = 24_000  # 1,200 minutes; longer waits land in the last bin
+QUEUES: tuple[str, ...] = ("triage", "resolver", "escalation")
+_QUEUE_BIT = {name: 1 << i for i, name in enumerate(QUEUES)}
+# Per-queue totals, first visit of each contact: offered, answered, answered within the threshold,
+# waited (answered after a wait, abandoned, or still waiting at the end), wait sum of answered,
+# abandoned there.
+_OFFERED, _ANSWERED, _IN_THRESHOLD, _WAITED, _WAIT_SUM, _ABANDONED = range(6)
 
 
 class KpiAccumulator:
     """Counts, wait sums and histograms, updated as events happen."""
 
-    def __init__(self, threshold_minutes: float, roles_available: dict[str, float]) -> None:
+    def __init__(
+        self, threshold_minutes: float, roles_available: dict[str, float], headline_queue: str = "resolver"
+    ) -> None:
         self.threshold = threshold_minutes
+        self.headline_queue = headline_queue
         self.counts: dict[str, list[int]] = {name: [0] * N_CELLS for name in COUNTS}
         self.answered_wait = [0.0] * N_CELLS
         self.abandoned_wait = 0.0
-        self.wait_hist = [0] * (N_BINS + 1)  # positive waits only
+        self.wait_hist = [0] * (N_BINS + 1)  # positive waits in the headline queue only
         self.zero_waits = 0
+        self.first_response = [0, 0, 0, 0.0]  # answered, within the threshold, waited, wait sum
+        self.per_queue: dict[str, list[float]] = {name: [0, 0, 0, 0, 0.0, 0] for name in QUEUES}
         self.busy = {role: 0.0 for role in ROLES}
+        self.overtime = {role: 0.0 for role in ROLES}  # busy minutes finishing a ticket off shift
         self.available = roles_available
         self.triage = {"triaged": 0, "category_right": 0, "priority_right": 0, "route_right": 0}
-        self.queue_stats: dict[str, list[float]] = {}  # name -> [left, waited>0, wait sum, abandoned]
 
     # --- events -----------------------------------------------------------------------------------
     def count(self, name: str, ticket: Ticket) -> None:
@@ -55,34 +73,71 @@ class KpiAccumulator:
                 c["first_contact_resolved"][cell] += 1
 
     def answered(self, ticket: Ticket, wait: float) -> None:
+        """The contact's first answer by anybody (first response), ``wait`` after its arrival."""
         if not ticket.counted:
+            return
+        first = self.first_response
+        first[0] += 1
+        first[1] += wait <= self.threshold
+        first[2] += wait > 0
+        first[3] += wait
+
+    def queue_entered(self, queue: str, ticket: Ticket) -> None:
+        """The contact entered ``queue``; only its first visit counts."""
+        bit = _QUEUE_BIT[queue]
+        if ticket.visits & bit:
+            return
+        ticket.visits |= bit
+        if not ticket.counted:
+            return
+        self.per_queue[queue][_OFFERED] += 1
+        if queue == self.headline_queue:
+            self.counts["queued"][ticket.cell] += 1
+
+    def queue_answered(self, queue: str, ticket: Ticket, wait: float) -> None:
+        """A member of the queue's role took the contact after ``wait`` minutes (first visit only)."""
+        bit = _QUEUE_BIT[queue]
+        if ticket.served & bit:
+            return
+        ticket.served |= bit
+        if not ticket.counted:
+            return
+        stats = self.per_queue[queue]
+        stats[_ANSWERED] += 1
+        stats[_IN_THRESHOLD] += wait <= self.threshold
+        stats[_WAITED] += wait > 0
+        stats[_WAIT_SUM] += wait
+        if queue != self.headline_queue:
             return
         cell = ticket.cell
         c = self.counts
         c["answered"][cell] += 1
         self.answered_wait[cell] += wait
-        if wait > 0:
-            c["waited"][cell] += 1
         if wait <= self.threshold:
             c["answered_in_threshold"][cell] += 1
         if wait > 0:
+            c["waited"][cell] += 1
             self.wait_hist[min(int(wait / BIN_MINUTES), N_BINS)] += 1
         else:
             self.zero_waits += 1
 
+    def queue_unanswered(self, queue: str, ticket: Ticket, abandoned: bool) -> None:
+        """The contact abandoned ``queue`` unanswered, or was still waiting there at the end."""
+        if not ticket.counted or ticket.served & _QUEUE_BIT[queue]:
+            return
+        stats = self.per_queue[queue]
+        stats[_WAITED] += 1
+        stats[_ABANDONED] += abandoned
+        if queue == self.headline_queue:
+            self.counts["waited"][ticket.cell] += 1
+
     def abandoned(self, ticket: Ticket, wait: float) -> None:
+        """The customer hung up (``wait`` minutes after arriving); one count per contact."""
         if ticket.counted:
             self.counts["abandoned"][ticket.cell] += 1
-            self.counts["waited"][ticket.cell] += 1
             self.abandoned_wait += wait
-
-    def queue_left(self, queue: str, ticket: Ticket, waited: float, abandoned: bool = False) -> None:
-        if ticket.counted:
-            stats = self.queue_stats.setdefault(queue, [0, 0, 0.0, 0])
-            stats[0] += 1
-            stats[1] += waited > 0
-            stats[2] += waited
-            stats[3] += abandoned
+            if ticket.answered_at is None:
+                self.first_response[2] += 1
 
     # --- results ----------------------------------------------------------------------------------
     def total(self, name: str) -> int:
@@ -94,6 +149,8 @@ class KpiAccumulator:
         offered, answered = t("offered"), t("answered")
         closed_first = t("first_contact_closed")
         sla_total = t("sla_met") + t("sla_breached")
+        queued = t("queued")
+        first_answered, first_in_threshold, first_waited, first_wait_sum = self.first_response
         out: dict[str, float] = {
             "offered": offered,
             "answered": answered,
@@ -103,27 +160,32 @@ class KpiAccumulator:
             "escalated": t("escalated"),
             "reopened": t("reopened"),
             "in_system_at_end": t("in_system_at_end"),
-            "service_level": _ratio(t("answered_in_threshold"), offered),
-            "p_wait": _ratio(t("waited"), offered),
+            "service_level": _ratio(t("answered_in_threshold"), queued),
+            "p_wait": _ratio(t("waited"), queued),
             "asa_minutes": _ratio(sum(self.answered_wait), answered),
-            "abandonment_rate": _ratio(t("abandoned"), offered),
-            "resolution_rate": _ratio(t("resolved"), offered),
-            "first_contact_resolution": _ratio(t("first_contact_resolved"), closed_first),
-            "escalation_rate": _ratio(t("escalated"), answered),
-            "sla_attainment": _ratio(t("sla_met"), sla_total),
             "wait_p50_minutes": self.wait_percentile(0.5),
             "wait_p90_minutes": self.wait_percentile(0.9),
             "wait_p99_minutes": self.wait_percentile(0.99),
+            "service_level_first_response": _ratio(first_in_threshold, offered),
+            "p_wait_first_response": _ratio(first_waited, offered),
+            "asa_minutes_first_response": _ratio(first_wait_sum, first_answered),
+            "abandonment_rate": _ratio(t("abandoned"), offered),
+            "resolution_rate": _ratio(t("resolved"), offered),
+            "first_contact_resolution": _ratio(t("first_contact_resolved"), closed_first),
+            "escalation_rate": _ratio(t("escalated"), offered),
+            "sla_attainment": _ratio(t("sla_met"), sla_total),
         }
+        for queue, (q_offered, q_answered, q_in, q_waited, q_wait_sum, q_gone) in self.per_queue.items():
+            out[f"service_level_{queue}"] = _ratio(q_in, q_offered)
+            out[f"p_wait_{queue}"] = _ratio(q_waited, q_offered)
+            out[f"asa_minutes_{queue}"] = _ratio(q_wait_sum, q_answered)
+            out[f"abandonment_rate_{queue}"] = _ratio(q_gone, q_offered)
         for role in ROLES:
-            out[f"occupancy_{role}"] = _ratio(self.busy[role], self.available[role])
+            out[f"occupancy_{role}"] = _ratio(self.busy[role], self.available[role] + self.overtime[role])
         triaged = self.triage["triaged"]
         out["triage_accuracy"] = _ratio(self.triage["category_right"], triaged)
         out["triage_priority_accuracy"] = _ratio(self.triage["priority_right"], triaged)
         out["triage_routing_accuracy"] = _ratio(self.triage["route_right"], triaged)
-        for queue, (entries, waited, total_wait, _abandoned) in sorted(self.queue_stats.items()):
-            out[f"{queue}_queue_p_wait"] = _ratio(waited, entries)
-            out[f"{queue}_queue_mean_wait_minutes"] = _ratio(total_wait, entries)
         return out
 
     def breakdown(self) -> dict[str, dict[str, dict[str, float]]]:
@@ -135,7 +197,7 @@ class KpiAccumulator:
                 cells = [c for c in range(N_CELLS) if _cell_index(c, dim) == index]
                 row = {name: sum(self.counts[name][c] for c in cells) for name in COUNTS}
                 answered = row["answered"]
-                row["service_level"] = _ratio(row["answered_in_threshold"], row["offered"])
+                row["service_level"] = _ratio(row["answered_in_threshold"], row["queued"])
                 row["asa_minutes"] = _ratio(sum(self.answered_wait[c] for c in cells), answered)
                 row["abandonment_rate"] = _ratio(row["abandoned"], row["offered"])
                 row["sla_attainment"] = _ratio(row["sla_met"], row["sla_met"] + row["sla_breached"])
@@ -171,16 +233,41 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else math.nan
 
 
-KPI_DEFINITIONS: dict[str, str] = {
-    "service_level": "contacts answered (service started by any staff) within the threshold / offered",
-    "p_wait": "offered contacts that waited at all (answered after a wait, or abandoned) / offered",
-    "asa_minutes": "mean wait to answer, over answered contacts only",
-    "abandonment_rate": "abandoned / offered",
-    "first_contact_resolution": "first contacts resolved / first contacts closed (resolved or not)",
-    "escalation_rate": "contacts escalated to the desk / answered",
-    "sla_attainment": "resolved within the priority's SLA / contacts whose SLA outcome is known",
-    "occupancy_<role>": "busy staff-minutes / on-shift staff-minutes after the warm-up",
-}
+def kpi_definitions(headline_queue: str = "resolver", threshold_minutes: float | None = None) -> dict[str, str]:
+    """One line per KPI: what it counts, over which queue, against which threshold.
+
+    Every table of KPIs prints these (the CLI does), so a reader knows which queue a service level
+    measures. ``headline_queue`` is :attr:`csr_marl.sim.ContactCenter.headline_queue`.
+    """
+    within = "the threshold" if threshold_minutes is None else f"{threshold_minutes:g} min"
+    head = f"the {headline_queue} queue"
+    first_visit = "(first visit of each contact; wait from entering the queue to being taken by its role)"
+    defs = {
+        "offered": "contacts that arrived after the warm-up (a returning customer is a new contact)",
+        "answered": f"contacts taken from {head} by its role",
+        "service_level": f"contacts answered from {head} within {within} / contacts that entered it {first_visit}",
+        "p_wait": f"contacts that waited in {head} (answered after a wait, abandoned, or still waiting at the end) / contacts that entered it",
+        "asa_minutes": f"mean wait in {head}, over contacts answered from it",
+        "wait_p50_minutes": f"median wait in {head} of answered contacts (p90, p99 likewise)",
+        "service_level_first_response": f"contacts first answered by anybody within {within} of arriving / offered",
+        "p_wait_first_response": "contacts that waited for their first answer (or abandoned or were unanswered at the end) / offered",
+        "asa_minutes_first_response": "mean wait from arrival to the first answer by anybody, over answered contacts",
+        "abandonment_rate": "contacts whose customer hung up in any queue / offered (each contact once)",
+        "resolution_rate": "contacts resolved / offered",
+        "first_contact_resolution": "first contacts resolved / first contacts closed (resolved or not)",
+        "escalation_rate": "contacts sent to the escalation desk at least once / offered",
+        "sla_attainment": "contacts resolved within their priority's SLA / contacts whose SLA outcome is known",
+        "occupancy_<role>": "busy staff-minutes / (on-shift staff-minutes + minutes spent finishing a ticket off shift), after the warm-up",
+    }
+    for queue in QUEUES:
+        defs[f"service_level_{queue}"] = f"as service_level, for the {queue} queue"
+        defs[f"p_wait_{queue}"] = f"as p_wait, for the {queue} queue"
+        defs[f"asa_minutes_{queue}"] = f"as asa_minutes, for the {queue} queue"
+        defs[f"abandonment_rate_{queue}"] = f"contacts that hung up while waiting (unanswered) in the {queue} queue / contacts that entered it"
+    return defs
+
+
+KPI_DEFINITIONS: dict[str, str] = kpi_definitions()
 
 
 class TicketLog:

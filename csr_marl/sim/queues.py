@@ -3,7 +3,9 @@
 A queue keeps one FIFO lane per priority (assigned priority, urgent first), so the first K visible tickets
 are found in O(K) whatever the queue length. A customer whose patience runs out is removed lazily: the
 queue keeps a heap of deadlines and purges expired tickets (stamped with their true abandonment time)
-whenever anybody looks at it, which gives exact statistics without one event per ticket.
+whenever anybody looks at it, which gives exact statistics without one event per ticket. A ticket taken
+for service leaves a stale heap entry behind; once stale entries outnumber live ones the heap is rebuilt
+from the live ones, so memory stays proportional to the tickets waiting, whatever the patience.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class TicketQueue:
         self.lanes: list[deque[Ticket]] = [deque() for _ in PRIORITIES] if by_priority else [deque()]
         self.size = 0
         self._deadlines: list[tuple[float, int, Ticket]] = []
+        self._timed = 0  # waiting tickets with a finite deadline (live heap entries)
         self._seq = 0
 
     def __len__(self) -> int:
@@ -40,6 +43,7 @@ class TicketQueue:
         if ticket.patience_left != math.inf:
             ticket.deadline = now + ticket.patience_left
             self._seq += 1
+            self._timed += 1
             heapq.heappush(self._deadlines, (ticket.deadline, self._seq, ticket))
 
     def expired(self, now: float) -> list[Ticket]:
@@ -53,6 +57,7 @@ class TicketQueue:
             if ticket.waiting_in is self and ticket.deadline == deadline:
                 ticket.waiting_in = None
                 self.size -= 1
+                self._timed -= 1
                 gone.append(ticket)
         return gone
 
@@ -88,9 +93,19 @@ class TicketQueue:
             lane.remove(ticket)
         ticket.waiting_in = None
         self.size -= 1
-        waited = now - ticket.enqueued_at
+        if ticket.patience_left != math.inf:
+            self._timed -= 1
+            if len(self._deadlines) > 2 * self._timed + 64:
+                self._compact()
+        waited = max(0.0, now - ticket.enqueued_at)  # no negative residue of float sums
         ticket.patience_left -= waited
         return waited
+
+    def _compact(self) -> None:
+        """Drop the entries of tickets no longer waiting here (amortised O(1) per take)."""
+        live = [e for e in self._deadlines if e[2].waiting_in is self and e[2].deadline == e[0]]
+        heapq.heapify(live)
+        self._deadlines = live
 
     def __iter__(self):
         for lane in self.lanes:

@@ -25,11 +25,22 @@ STREAMS: tuple[str, ...] = ("arrivals", "tickets", "patience", "handle_times", "
 _BLOCK = 512
 
 
+def check_seed(seed: object) -> int | None:
+    """``seed`` as a non-negative int (or None); a ValueError naming ``seed`` otherwise."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, float)) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed: must be a non-negative integer or None, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed: must be a non-negative integer or None, got {seed}")
+    return int(seed)
+
+
 class RandomStreams:
     """Named, independent ``numpy.random.Generator`` streams derived from one root seed."""
 
     def __init__(self, seed: int | np.random.SeedSequence | None) -> None:
-        root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(check_seed(seed))
         self.root = root
         children = root.spawn(len(STREAMS))
         self._generators = {name: np.random.default_rng(s) for name, s in zip(STREAMS, children)}

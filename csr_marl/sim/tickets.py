@@ -30,7 +30,8 @@ class Ticket:
         "template", "case", "requirement", "facts", "true_category", "true_priority",
         # timing and bookkeeping
         "patience_left", "enqueued_at", "deadline", "waiting_in", "answered_at", "queue_wait",
-        "sla_deadline", "cell", "counted", "returns", "cache",
+        "sla_deadline", "cell", "counted", "returns", "cache", "visits", "served",
+        "transfers",
     )
 
     def __init__(self) -> None:
@@ -45,6 +46,9 @@ class Ticket:
         self.queue_wait = 0.0
         self.returns = 0
         self.cache: Any = None
+        self.visits = 0  # bit per queue entered (KPIs count each contact's first visit)
+        self.served = 0  # bit per queue it was taken from
+        self.transfers = 0  # hand-overs between resolvers and the desk (escalate / return)
 
     # --- workflow state -------------------------------------------------------------------------
     def required(self) -> tuple[str, ...]:

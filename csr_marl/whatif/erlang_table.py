@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..analysis._checks import check_load
 from ..analysis import (
     erlang_a,
     erlang_c,
@@ -96,6 +97,10 @@ def erlang_table(
         max_occupancy = _check("max_occupancy", max_occupancy, 0, 1)
     rate = volume / (interval * 60.0)
     load = rate * aht
+    try:
+        check_load(load)
+    except ValueError as error:
+        raise StudyError(f"--volume {volume:g} in {interval:g} minutes: {error}") from None
 
     def row(c: int) -> ErlangRow:
         if patience_seconds is None:

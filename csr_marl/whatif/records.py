@@ -7,7 +7,7 @@ import math
 from functools import lru_cache
 
 from ..config.domain import ROLES
-from ..sim.kpis import KpiAccumulator
+from ..sim.kpis import QUEUES, KpiAccumulator
 from ..sim.result import SimulationResult
 from .errors import StudyError
 
@@ -17,8 +17,9 @@ PROPORTIONS: frozenset[str] = frozenset(
         "service_level", "p_wait", "abandonment_rate", "resolution_rate", "first_contact_resolution",
         "escalation_rate", "sla_attainment", "triage_accuracy", "triage_priority_accuracy",
         "triage_routing_accuracy",
+        "service_level_first_response", "p_wait_first_response",
         *(f"occupancy_{role}" for role in ROLES),
-        *(f"{role}_queue_p_wait" for role in ROLES),
+        *(f"{what}_{queue}" for queue in QUEUES for what in ("service_level", "p_wait", "abandonment_rate")),
     }
 )
 
@@ -31,7 +32,8 @@ MORE_STAFF_RAISES: dict[str, bool] = {
     "abandonment_rate": False, "wait_p50_minutes": False, "wait_p90_minutes": False,
     "wait_p99_minutes": False,
     **{f"occupancy_{role}": False for role in ROLES},
-    **{f"{role}_queue_{what}": False for role in ROLES for what in ("p_wait", "mean_wait_minutes")},
+    **{f"service_level_{queue}": True for queue in QUEUES},
+    **{f"{what}_{queue}": False for queue in QUEUES for what in ("p_wait", "asa_minutes", "abandonment_rate")},
 }
 
 
@@ -40,11 +42,10 @@ def metric_names() -> tuple[str, ...]:
     """Columns of a replication record: ``team_return`` then every KPI ``simulate`` reports.
 
     Per-queue KPIs are listed for every queue, so a record has the same columns whatever queues
-    happened to be used (a missing one is NaN).
+    happened to be used (an unused one is NaN).
     """
     empty = KpiAccumulator(1.0, {role: 0.0 for role in ROLES}).summary()
-    queues = [f"{role}_queue_{what}" for role in ROLES for what in ("p_wait", "mean_wait_minutes")]
-    return ("team_return", *empty, *queues)
+    return ("team_return", *empty)
 
 
 def natural_range(name: str) -> tuple[float, float]:

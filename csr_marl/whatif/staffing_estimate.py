@@ -16,7 +16,6 @@ from typing import Mapping, Sequence
 from ..analysis import erlang_a, square_root_staffing
 from ..config.loading import read_trace
 from ..config.scenario import Scenario
-from ..sim.arrivals import rate_function
 from .targets import Target
 
 #: Targets an Erlang model of the role customers reach first can evaluate, and the result field each maps to.
@@ -49,13 +48,11 @@ def arrival_rates(scenario: Scenario) -> tuple[float, float]:
         times = [t for t in read_trace(arrivals.trace) if start <= t < end]
         mean = len(times) / (end - start)
         return mean, max(mean, _busiest_hour(times, start, end))
-    rate, _ = rate_function(arrivals)
-    edges = {start, end}
-    edges.update(s for s, _ in arrivals.profile or ())
-    for surge in arrivals.surges:
-        edges.update((surge.start_minute, surge.end_minute))
-    cuts = sorted(t for t in edges if start <= t <= end)
-    pieces = [(b - a, rate(a)) for a, b in zip(cuts, cuts[1:])]
+    pieces = [
+        (min(b, end) - max(a, start), rate / 60.0)
+        for a, b, rate in arrivals.segments(end)
+        if b > start
+    ]
     mean = sum(length * value for length, value in pieces) / (end - start)
     return mean, max(value for _, value in pieces)
 
