@@ -33,15 +33,20 @@ def simulate(
     """
     scn = scenario if isinstance(scenario, Scenario) and not overrides else load_scenario(scenario, overrides)
     center = ContactCenter(scn, seed, log=log)
-    decide: Policy = (
-        make_policy(policy, scn, center.streams["policy"]) if isinstance(policy, str) else policy
-    )
-    bind = getattr(decide, "bind", None)
-    if bind is not None:
-        bind(center)
-    next_decision, apply = center.next_decision, center.decide
-    decision = next_decision()
-    while decision is not None:
-        apply(decide(decision))
+    try:
+        decide: Policy = (
+            make_policy(policy, scn, center.streams["policy"]) if isinstance(policy, str) else policy
+        )
+        bind = getattr(decide, "bind", None)
+        if bind is not None:
+            bind(center)
+        next_decision, apply = center.next_decision, center.decide
         decision = next_decision()
+        while decision is not None:
+            apply(decide(decision))
+            decision = next_decision()
+    except BaseException:
+        if center.log is not None:
+            center.log.discard()  # a failed run leaves the log file it was given untouched
+        raise
     return center.result()

@@ -15,7 +15,7 @@ def test_simulate_prints_a_kpi_table() -> None:
     result = runner.invoke(app, ["simulate", "mmc", "--set", "horizon_minutes=120"])
     assert result.exit_code == 0, result.output
     assert "service_level" in result.output and "asa_minutes" in result.output
-    assert "answered within 0.5 min / offered" in result.output
+    assert "service_level: contacts answered from the resolver queue within 0.5 min" in result.output
 
 
 def test_simulate_json_is_complete_and_deterministic() -> None:

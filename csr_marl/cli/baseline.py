@@ -10,7 +10,8 @@ import typer
 from ..whatif import run_baselines, write_baseline_report
 from ..whatif.baselines import markdown_table, resolve_scenarios
 from ..whatif.executors import executor_scope
-from .common import console, estimates_table, friendly_errors, parse_sets
+from ..whatif.baselines import HEADLINE
+from .common import check_output_folder, console, escape, estimates_table, friendly_errors, parse_sets, print_definitions
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, WORKERS, check_backend, invocation, progress_bar
 from .train import checkpoint_path, evaluate_trained
 
@@ -39,6 +40,7 @@ def baseline_command(
     Episode e runs with SeedSequence(seed, spawn_key=(e,)) under every policy: rows saw the same customers.
     """
     checkpoint, overrides = checkpoint_path(policy), parse_sets(sets)
+    check_output_folder(out, "--out")  # before running every episode, not after
     if checkpoint is not None:
         names = [None] if scenario is None else resolve_scenarios(scenario)
         rows = [evaluate_trained(checkpoint, name, overrides, episodes=episodes, seed=seed or 0) for name in names]
@@ -52,7 +54,8 @@ def baseline_command(
     title = f"policy={policy} · {episodes} episodes · mean ± 95% CI half-width"
     if console.is_terminal:
         console.print(estimates_table(title, "scenario", rows, lambda row: row.scenario))
+        print_definitions(HEADLINE)
     else:  # piped: a Markdown table, not squeezed to 80 columns
         print(f"{title}\n\n{markdown_table(rows)}\n")
     paths = write_baseline_report(rows, out, seed=seed or 0, command=invocation(ctx))
-    console.print(f"[dim]wrote {', '.join(str(p) for p in paths)}[/]", highlight=False)
+    console.print(f"[dim]wrote {escape(', '.join(str(p) for p in paths))}[/]", highlight=False)

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Callable, Iterable, TypeVar
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 import typer
 import yaml
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ..config.loading import ScenarioError
+from ..sim.kpis import kpi_definitions
 from ..whatif.baselines import HEADLINE, BaselineRow, plus_minus
 
 console = Console()
@@ -24,23 +31,84 @@ class UsageError(ValueError):
 
 
 def fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    # escape(): a message may hold brackets, e.g. pip install 'csr-marl[plot]', that rich would eat.
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 
+def warn(message: str) -> None:
+    err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def _show_warning(message: Warning | str, *_args: Any, **_kwargs: Any) -> None:
+    warn(str(message))
+
+
 def friendly_errors(command: F) -> F:
-    """Turn the errors users cause into one clear line and exit code 2."""
+    """Turn the errors users cause into one clear line and exit code 2; warnings into one line each.
+
+    Filesystem errors (a missing folder, a read-only or full disk) are user errors too.
+    """
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except (ScenarioError, UsageError) as exc:
-            fail(str(exc))
-        except ValueError as exc:  # e.g. unknown policy names
-            fail(str(exc))
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            warnings.showwarning = _show_warning
+            try:
+                return command(*args, **kwargs)
+            except (ScenarioError, UsageError) as exc:
+                fail(str(exc))
+            except ValueError as exc:  # e.g. unknown policy names
+                fail(str(exc))
+            except OSError as exc:
+                fail(describe_os_error(exc))
 
     return wrapper  # type: ignore[return-value]
+
+
+def describe_os_error(error: OSError) -> str:
+    """``path: reason`` for a filesystem error (no traceback)."""
+    if error.filename is not None:
+        return f"{error.filename}: {error.strerror or error}"
+    return str(error.strerror or error)
+
+
+def check_output_file(path: Path, option: str, suffixes: Sequence[str] = ()) -> Path:
+    """Refuse, before any work, an output file that cannot be written (its folder missing or read-only)."""
+    path = Path(path)
+    if suffixes and path.suffix not in suffixes:
+        raise UsageError(f"{option} {path}: use a {' or '.join(suffixes)} file")
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a folder, expected a file")
+    _probe_folder(path.parent if str(path.parent) else Path("."), f"{option} {path}")
+    return path
+
+
+def check_output_folder(path: Path, option: str) -> Path:
+    """Refuse, before any work, an output folder that cannot be created or written."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {path}: exists and is not a folder")
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{option} {path}: {existing} is not a folder")
+    _probe_folder(existing, f"{option} {path}")
+    return path
+
+
+def _probe_folder(folder: Path, what: str) -> None:
+    """Create and delete a file in ``folder``: the only test that also holds for root and full disks."""
+    if not folder.is_dir():
+        raise UsageError(f"{what}: the folder {folder} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".csr-marl-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot write in {folder} ({exc.strerror or exc})") from None
 
 
 def parse_sets(items: Iterable[str] | None) -> dict[str, Any]:
@@ -84,11 +152,57 @@ def kpi_table(title: str, rows: dict[str, Any], definitions: dict[str, str] | No
     return table
 
 
-def estimates_table(title: str, label: str, rows: Iterable[BaselineRow], name: Callable[[BaselineRow], str]) -> Table:
-    """One row per baseline row: its ``name`` under ``label``, then ``mean ± half-width`` per headline KPI."""
-    table = Table(title=title, title_justify="left")
-    for column in (label, *HEADLINE):
-        table.add_column(column, justify="left" if column == label else "right")
-    for row in rows:
-        table.add_row(name(row), *(plus_minus(row.estimates[k]) for k in HEADLINE))
-    return table
+def estimates_table(
+    title: str, label: str, rows: Iterable[BaselineRow], name: Callable[[BaselineRow], str], width: int | None = None
+) -> RenderableType:
+    """``mean ± half-width`` of each headline KPI per baseline row, laid out to fit ``width`` columns.
+
+    One row per entry when that fits; else one column per entry (KPIs down the side); else one small
+    table per entry. A table squeezed below its content is unreadable (cells cut to "scen…").
+    """
+    rows = list(rows)
+    width = width or console.width
+    cells = {name(row): [plus_minus(row.estimates[k]) for k in HEADLINE] for row in rows}
+    wide = [max(len(label), *(len(n) for n in cells))] + [
+        max(len(k), *(len(c[i]) for c in cells.values())) for i, k in enumerate(HEADLINE)
+    ]
+    if _fits(wide, width):
+        table = Table(title=title, title_justify="left")
+        for column in (label, *HEADLINE):
+            table.add_column(column, justify="left" if column == label else "right", no_wrap=True)
+        for entry, values in cells.items():
+            table.add_row(entry, *values)
+        return table
+    tall = [max(len("KPI"), *(len(k) for k in HEADLINE))] + [
+        max(len(entry), *(len(v) for v in values)) for entry, values in cells.items()
+    ]
+    if _fits(tall, width):
+        table = Table(title=title, title_justify="left")
+        table.add_column("KPI", no_wrap=True)
+        for entry in cells:
+            table.add_column(entry, justify="right", no_wrap=True)
+        for i, kpi in enumerate(HEADLINE):
+            table.add_row(kpi, *(values[i] for values in cells.values()))
+        return table
+    parts: list[RenderableType] = [Text(title)]
+    for entry, values in cells.items():
+        table = Table(title=f"{label} {entry}", title_justify="left")
+        table.add_column("KPI", no_wrap=True)
+        table.add_column("mean ± 95% CI", justify="right", no_wrap=True)
+        for kpi, value in zip(HEADLINE, values):
+            table.add_row(kpi, value)
+        parts.append(table)
+    return Group(*parts)
+
+
+def print_definitions(names: Iterable[str], definitions: Mapping[str, str] | None = None) -> None:
+    """One dim line per KPI saying what it measures (which queue, which threshold)."""
+    definitions = definitions or kpi_definitions()
+    for kpi in names:
+        if kpi in definitions:
+            console.print(f"[dim]{escape(kpi)}: {escape(definitions[kpi])}[/]", highlight=False, soft_wrap=True)
+
+
+def _fits(column_widths: Sequence[int], width: int) -> bool:
+    """Whether a rich table with these content widths (padding and borders added) fits ``width``."""
+    return sum(column_widths) + 3 * len(column_widths) + 1 <= width

@@ -11,14 +11,16 @@ import typer
 from rich.table import Table
 
 from ..config.loading import load_scenario, scenario_names
-from ..sim.kpis import KPI_DEFINITIONS
+from ..config.domain import ROLES
+from ..sim.kpis import KPI_DEFINITIONS, TicketLog, headline_queue_of, kpi_definitions
 from ..simulation import simulate
-from .common import console, friendly_errors, fmt, kpi_table, parse_sets
+from .common import check_output_file, console, fmt, friendly_errors, kpi_table, parse_sets, print_definitions
 from .train import policy_from_option
 
 HEADLINE = (
     "offered", "answered", "resolved", "abandoned", "closed_unresolved", "escalated", "reopened",
-    "in_system_at_end", "service_level", "asa_minutes", "wait_p90_minutes", "abandonment_rate",
+    "in_system_at_end", "service_level", "asa_minutes", "wait_p90_minutes", "service_level_first_response",
+    "abandonment_rate",
     "first_contact_resolution", "escalation_rate", "sla_attainment", "occupancy_triage",
     "occupancy_resolver", "occupancy_escalation", "triage_accuracy",
 )
@@ -49,7 +51,10 @@ def simulate_command(
 ) -> None:
     """Run one episode with a built-in or trained policy and print the KPI table."""
     scn = load_scenario(scenario, parse_sets(sets))
-    result = simulate(scn, policy=policy_from_option(policy, scn), seed=seed, log=log or False)
+    chosen = policy_from_option(policy, scn)
+    if log is not None:
+        check_output_file(log, "--log", TicketLog.SUFFIXES)
+    result = simulate(scn, policy=chosen, seed=seed, log=log or False)
     if as_json:
         payload = {
             "scenario": result.scenario, "seed": seed, "policy": policy,
@@ -64,10 +69,9 @@ def simulate_command(
     threshold = scn.service_level.threshold_minutes
     title = f"{scn.name} · policy={policy} · seed={seed} · {scn.horizon_minutes:g} min"
     console.print(kpi_table(title, rows))
-    console.print(
-        f"[dim]service_level = answered within {threshold:g} min / offered; "
-        f"KPIs count contacts arriving after the {scn.warmup_minutes:g}-minute warm-up.[/]"
-    )
+    definitions = kpi_definitions(headline_queue_of({r: scn.staffing.peak(r) for r in ROLES}), threshold)
+    print_definitions(("service_level", "asa_minutes", "service_level_first_response", "occupancy_<role>"), definitions)
+    console.print(f"[dim]KPIs count contacts arriving after the {scn.warmup_minutes:g}-minute warm-up.[/]")
     columns = {"offered": "offered", "resolved": "resolved", "abandoned": "abandoned",
                "service_level": "SL", "asa_minutes": "ASA min", "sla_attainment": "SLA met"}
     by_priority = Table(title="by priority", title_justify="left")

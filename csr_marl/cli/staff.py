@@ -12,7 +12,7 @@ from ..config.domain import ROLES
 from ..whatif import StaffingAnswer, parse_targets, search_staffing
 from ..whatif.executors import executor_scope
 from ..whatif.store import json_safe
-from .common import console, err_console, friendly_errors, parse_sets
+from .common import console, err_console, escape, friendly_errors, parse_sets
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
 SHOWN = ("service_level", "abandonment_rate", "asa_minutes", "sla_attainment")
@@ -36,7 +36,7 @@ def staff_command(
 ) -> None:
     """Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role."""
     bounds = parse_targets(targets)
-    report = (lambda message: err_console.print(f"[dim]{message}[/]", highlight=False)) if err_console.is_terminal else None
+    report = (lambda message: err_console.print(f"[dim]{escape(message)}[/]", highlight=False)) if err_console.is_terminal else None
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
         answer = search_staffing(
             scenario, bounds, roles, policy=policy, seed=seed or 0, overrides=parse_sets(sets), executor=pool,
@@ -96,5 +96,5 @@ def print_answer(answer: StaffingAnswer) -> None:
             table.add_row(*cells)
         console.print(table)
     for note in answer.notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     console.print(f"[dim]{answer.replications_run} replications simulated, mean [95% CI]; targets are settled when the whole CI lies on one side[/]")

@@ -29,7 +29,8 @@ from ..whatif import (
 )
 from ..whatif.executors import executor_scope
 from ..whatif.grid import format_value
-from .common import console, err_console, friendly_errors, parse_sets
+from ..sim.kpis import kpi_definitions
+from .common import check_output_folder, console, err_console, escape, friendly_errors, parse_sets, print_definitions, warn
 
 WORKERS = typer.Option(None, "--workers", "-w", min=1, help="Parallel workers (default: one per CPU).")
 BACKEND = typer.Option("process", "--backend", help="process (local pool) or ray (pip install 'csr-marl\\[ray]').")
@@ -101,21 +102,23 @@ def sweep_command(
     axes = [parse_vary(item) for item in vary] if vary else preset.axes()
     bounds = parse_targets(targets or preset.targets)
     study = sweep_study(
-        name, axes, replications=replications or preset.replications or 30,
+        name, axes, replications=replications if replications is not None else (preset.replications or 30),
         policy=policy or preset.policy or "heuristic",
         seed=seed if seed is not None else preset.seed or 0,
         overrides={**preset.set, **parse_sets(sets)},
     )
     shown = kpi or preset.kpi or "service_level"
+    check_output_folder(out, "--out")
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool, progress_bar("sweep") as bar:
         outcome = run_sweep(study, out, executor=pool, progress=bar, command=invocation(ctx), plot_kpi=shown, targets=bounds)
     console.print(sweep_table(outcome.points, study.fields, shown, bounds, title=_title(study, outcome.folder)))
+    print_definitions([shown], kpi_definitions(study.headline_queue, study.scenario.service_level.threshold_minutes))
     if outcome.reused:
-        console.print(f"[dim]resumed: {outcome.reused} replications were already in {outcome.folder}, {outcome.ran} run now[/]")
+        console.print(f"[dim]resumed: {outcome.reused} replications were already in {escape(str(outcome.folder))}, {outcome.ran} run now[/]")
     for warning in outcome.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        warn(warning)
     written = ", ".join(sorted(p.name for p in outcome.folder.iterdir() if not p.name.startswith(".")))
-    console.print(f"[dim]{outcome.elapsed_seconds:.1f} s · wrote {outcome.folder}/: {written}[/]", highlight=False)
+    console.print(f"[dim]{outcome.elapsed_seconds:.1f} s · wrote {escape(str(outcome.folder))}/: {escape(written)}[/]", highlight=False)
 
 
 def _title(study: SweepStudy, folder: Path) -> str:

@@ -22,7 +22,8 @@ from ..whatif import BaselineRow, run_baselines, write_baseline_report
 from ..whatif.records import metric_names, replication_record
 from ..whatif.replications import replication_seed
 from ..whatif.summary import estimates
-from .common import UsageError, console, estimates_table, fail, friendly_errors, parse_key_values, parse_sets
+from ..whatif.baselines import HEADLINE
+from .common import UsageError, check_output_folder, console, escape, estimates_table, fail, friendly_errors, parse_key_values, parse_sets, print_definitions
 from .sweep import SETS, invocation
 
 TRAINED = "trained"
@@ -108,8 +109,8 @@ def train_command(
         raise UsageError(f"--hp {key}: use the --{key.replace('_', '-')} option")
     config = train_config(**options, **extra)
     config.training_scenario()  # a bad scenario name or override fails here, at once
-    folder = out or Path("runs/train") / f"{Path(scenario).stem}_{algo}_s{seed}"
-    console.print(f"[bold]{invocation(ctx)}[/] → {folder}", highlight=False)
+    folder = check_output_folder(out or Path("runs/train") / f"{Path(scenario).stem}_{algo}_s{seed}", "--out")
+    console.print(f"[bold]{escape(invocation(ctx))}[/] → {escape(str(folder))}", highlight=False)
 
     def report(row: dict[str, float]) -> None:
         kpis = "  ".join(f"{k.removeprefix('eval_')} {v:.3f}" for k, v in row.items() if k.startswith("eval_") and k != "eval_return")
@@ -121,7 +122,7 @@ def train_command(
 
     run = train(config, folder, progress=report)
     refs = "  ".join(f"{name} {values['team_return']:.2f}" for name, values in run.references.items())
-    console.print(f"[dim]same seeds: {refs}; wrote {run.checkpoint}, curve.csv, curve.png, run.json[/]", highlight=False)
+    console.print(f"[dim]same seeds: {escape(refs)}; wrote {escape(str(run.checkpoint))}, curve.csv, curve.png, run.json[/]", highlight=False)
 
 
 def evaluate_trained(
@@ -180,6 +181,8 @@ def evaluate_command(
 ) -> None:
     """Score a trained team as `csr-marl baseline` scores the built-in policies (same seeds, same KPIs)."""
     _require_extra()
+    if out is not None:
+        check_output_folder(out, "--out")
     name, overrides = scenario_to_play(checkpoint, scenario, parse_sets(sets))
     rows = [evaluate_trained(checkpoint, name, overrides, episodes=episodes, seed=seed, greedy=greedy)]
     if compare:
@@ -189,6 +192,7 @@ def evaluate_command(
         ]
     title = f"{name} · {episodes} episodes · mean ± 95% CI half-width"
     console.print(estimates_table(title, "policy", rows, lambda row: row.policy))
+    print_definitions(HEADLINE)
     if out is not None:
         paths = [p for row in rows for p in write_baseline_report([row], out, seed=seed, command=invocation(ctx))]
-        console.print(f"[dim]wrote {', '.join(str(p) for p in paths)}[/]", highlight=False)
+        console.print(f"[dim]wrote {escape(', '.join(str(p) for p in paths))}[/]", highlight=False)

@@ -26,7 +26,7 @@ from ..config.loading import load_ticket_bank
 from ..config.scenario import Scenario
 from .arrivals import arrival_times
 from .decisions import ASKED, ROLE_TOOLS, Decision, IllegalActionError, Phase
-from .kpis import KpiAccumulator, TicketLog
+from .kpis import KpiAccumulator, TicketLog, headline_queue_of
 from .queues import TicketQueue
 from .random import RandomStreams, Sampler, UniformStream, make_sampler
 from .result import SimulationResult
@@ -83,7 +83,7 @@ class ContactCenter:
         self.rewards = RewardLedger(track_entries=track_rewards)
         self.meter = WaitingMeter(self.weights.waiting_per_minute)
         # The headline waits measure the queue a staffing study varies: the resolvers' when staffed.
-        self.headline_queue = "resolver" if self.peak["resolver"] > 0 else self.entry_queue.name
+        self.headline_queue = headline_queue_of(self.peak)
         self.kpis = KpiAccumulator(
             scenario.service_level.threshold_minutes,
             {role: self._staffed_minutes(role, self.horizon) for role in ROLES},

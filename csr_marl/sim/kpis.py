@@ -16,6 +16,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -233,14 +235,18 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else math.nan
 
 
-def kpi_definitions(headline_queue: str = "resolver", threshold_minutes: float | None = None) -> dict[str, str]:
+def kpi_definitions(headline_queue: str | None = None, threshold_minutes: float | None = None) -> dict[str, str]:
     """One line per KPI: what it counts, over which queue, against which threshold.
 
     Every table of KPIs prints these (the CLI does), so a reader knows which queue a service level
-    measures. ``headline_queue`` is :attr:`csr_marl.sim.ContactCenter.headline_queue`.
+    measures. ``headline_queue`` is :attr:`csr_marl.sim.ContactCenter.headline_queue` (None: the rule
+    that picks it, for tables over several scenarios).
     """
-    within = "the threshold" if threshold_minutes is None else f"{threshold_minutes:g} min"
-    head = f"the {headline_queue} queue"
+    within = "the scenario's threshold" if threshold_minutes is None else f"{threshold_minutes:g} min"
+    head = (
+        f"the {headline_queue} queue" if headline_queue
+        else "the headline queue (the resolver queue where resolvers are staffed, else the queue contacts enter first)"
+    )
     first_visit = "(first visit of each contact; wait from entering the queue to being taken by its role)"
     defs = {
         "offered": "contacts that arrived after the warm-up (a returning customer is a new contact)",
@@ -270,6 +276,13 @@ def kpi_definitions(headline_queue: str = "resolver", threshold_minutes: float |
 KPI_DEFINITIONS: dict[str, str] = kpi_definitions()
 
 
+def headline_queue_of(staffed_roles: dict[str, int]) -> str:
+    """The queue the headline waits measure: the resolvers' when staffed, else the entry queue."""
+    if staffed_roles.get("resolver", 0) > 0:
+        return "resolver"
+    return next(role for role in QUEUES if staffed_roles.get(role, 0) > 0)
+
+
 class TicketLog:
     """Opt-in per-contact records, kept in memory or streamed to a CSV / JSONL file."""
 
@@ -279,19 +292,29 @@ class TicketLog:
         "answered_at", "wait", "end", "escalated", "steps",
     )
 
+    SUFFIXES = (".csv", ".jsonl", ".ndjson")
+
     def __init__(self, target: str | Path | None) -> None:
+        """Records in memory (``target=None``), or streamed to a file that appears whole at the end.
+
+        The file is written under a temporary name beside ``target`` and renamed onto it when the
+        episode closes the log, so a run that fails never truncates or half-writes ``target``.
+        """
         self.records: list[dict[str, Any]] | None = [] if target is None else None
         self._file: TextIO | None = None
         self._csv: Any = None
+        self._target: Path | None = None
+        self._temporary: Path | None = None
         if target is not None:
             path = Path(target)
-            self._file = open(path, "w", encoding="utf-8", newline="")
+            if path.suffix not in self.SUFFIXES:
+                raise ValueError(f"ticket log: use a .csv or .jsonl path, got {path.name!r}")
+            fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            self._target, self._temporary = path, Path(name)
+            self._file = os.fdopen(fd, "w", encoding="utf-8", newline="")
             if path.suffix == ".csv":
                 self._csv = csv.DictWriter(self._file, fieldnames=self.FIELDS)
                 self._csv.writeheader()
-            elif path.suffix not in (".jsonl", ".ndjson"):
-                self._file.close()
-                raise ValueError(f"ticket log: use a .csv or .jsonl path, got {path.name!r}")
 
     def write(self, ticket: Ticket, outcome: str, end: float) -> None:
         record = {
@@ -315,6 +338,17 @@ class TicketLog:
             self._file.write(json.dumps(record) + "\n")
 
     def close(self) -> None:
+        """Finish the file: it replaces the target in one rename."""
         if self._file is not None:
             self._file.close()
             self._file = None
+            assert self._temporary is not None and self._target is not None
+            os.replace(self._temporary, self._target)
+
+    def discard(self) -> None:
+        """Drop an unfinished file (the run failed): the target is left as it was."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+            assert self._temporary is not None
+            self._temporary.unlink(missing_ok=True)

@@ -105,6 +105,25 @@ def _range(start: str, stop: str, step: str | None, *, where: str) -> list[Any]:
     return [round(first + i * by, 10) for i in range(count)]
 
 
+#: Guards on a study's size, checked before any grid point is built: past them a typo such as
+#: ``--vary a=1..1000 --vary b=1..1000`` would fill memory for minutes before printing anything.
+MAX_POINTS = 10_000
+MAX_RUNS = 1_000_000
+
+
+def check_grid_size(axes: Sequence[Axis], replications: int) -> None:
+    """Refuse a grid of more than :data:`MAX_POINTS` points or :data:`MAX_RUNS` replications in all."""
+    points = math.prod(len(axis.values) for axis in axes)
+    shape = " x ".join(str(len(axis.values)) for axis in axes)
+    if points > MAX_POINTS:
+        raise StudyError(f"the grid has {points:,} points ({shape}), more than the {MAX_POINTS:,} a study may hold; narrow the --vary values")
+    if points * replications > MAX_RUNS:
+        raise StudyError(
+            f"{points:,} points x {replications:,} replications = {points * replications:,} runs, more than the "
+            f"{MAX_RUNS:,} a study may hold; lower --replications or narrow the --vary values"
+        )
+
+
 def grid_points(axes: Sequence[Axis]) -> list[dict[str, Any]]:
     """Every combination of the axes' values; the first axis varies slowest."""
     fields = [axis.field for axis in axes]

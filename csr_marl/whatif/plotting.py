@@ -38,6 +38,7 @@ def plot_sweep(
     *,
     target: Target | None = None,
     title: str = "",
+    ylabel: str | None = None,
 ) -> Path:
     """Draw ``kpi`` (mean and CI band) against ``fields[0]``, one line per combination of the others.
 
@@ -68,7 +69,7 @@ def plot_sweep(
     elif all(isinstance(x, numbers.Integral) for x in xs_all):
         ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel(x_field)
-    ax.set_ylabel(kpi)
+    ax.set_ylabel(ylabel or kpi)
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
 import math
@@ -139,39 +140,88 @@ def _short(value: Any) -> bool:
 
 
 class ReplicationLog:
-    """The per-replication CSV, appended one complete line per finished replication."""
+    """The per-replication CSV, appended one complete line per finished replication.
 
-    def __init__(self, path: Path, columns: Sequence[str], key: Callable[[Mapping[str, str]], Any]) -> None:
+    Each line ends with a ``check`` column, a digest of its other cells: a resumed study refuses a
+    line that was edited, duplicated with other values, outside the study, or unreadable, naming the
+    file and line, instead of folding it into the summary.
+    """
+
+    CHECK = "check"
+
+    def __init__(
+        self,
+        path: Path,
+        columns: Sequence[str],
+        key: Callable[[Mapping[str, str]], Any],
+        expected: Callable[[Any], bool] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.columns = list(columns)
         self._key = key
+        self._expected = expected
 
     def load(self) -> dict[Any, dict[str, str]]:
-        """Rows already recorded, by key; repairs a last line cut short by a kill."""
+        """Rows already recorded, by key; drops a last line cut short by a kill, refuses any other damage."""
         if not self.path.is_file():
             return {}
         text = self.path.read_text(encoding="utf-8")
         complete, _, partial = text.rpartition("\n")
-        rows = list(csv.DictReader(io.StringIO(complete + "\n"))) if complete else []
-        header = next(csv.reader(io.StringIO(text)), [])
-        if header and header != self.columns:
+        lines = list(csv.reader(io.StringIO(complete + "\n"))) if complete else []
+        if not lines and not partial:
+            return {}
+        header = lines[0] if lines else next(csv.reader(io.StringIO(partial)), [])
+        if header != [*self.columns, self.CHECK]:
             raise StudyError(
-                f"{self.path} has other columns than this version of csr-marl writes; use another output folder"
+                f"{self.path}, line 1: other columns than this version of csr-marl writes; use another output folder"
             )
-        width = len(self.columns)
-        good = [row for row in rows if None not in row and len(row) == width and None not in row.values()]
-        if partial or len(good) != len(rows) or not complete:
-            write_csv(self.path, self.columns, good)
-        return {self._key(row): row for row in good}
+        rows: dict[Any, dict[str, str]] = {}
+        first_line: dict[Any, int] = {}
+        for number, cells in enumerate(lines[1:], start=2):
+            where = f"{self.path}, line {number}"
+            if len(cells) != len(header):
+                raise StudyError(f"{where}: {len(cells)} cells, expected {len(header)}; the file was damaged")
+            row = dict(zip(self.columns, cells))
+            if cells[-1] != _digest(cells[:-1]):
+                raise StudyError(f"{where}: the line was changed after it was written (its check does not match)")
+            try:
+                key = self._key(row)
+            except ValueError as exc:
+                raise StudyError(f"{where}: unreadable key: {exc}") from None
+            if self._expected is not None and not self._expected(key):
+                raise StudyError(f"{where}: replication {key} is not part of this study")
+            if key in rows:
+                if rows[key] != row:
+                    raise StudyError(
+                        f"{where}: replication {key} is recorded again with other values (first on line {first_line[key]})"
+                    )
+                continue
+            rows[key] = row
+            first_line[key] = number
+        if partial:  # a line cut short by a kill: keep the complete ones
+            write_csv(self.path, [*self.columns, self.CHECK], [self._checked(r) for r in rows.values()])
+        return rows
+
+    def rewrite(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Replace the file with ``rows`` (e.g. sorted), atomically, each with its check."""
+        write_csv(self.path, [*self.columns, self.CHECK], [self._checked(row) for row in rows])
 
     def append(self, row: Mapping[str, Any]) -> None:
         """Add one row as one write, then flush it to the OS (a kill after this keeps it)."""
         new = not self.path.is_file()
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=self.columns, lineterminator="\n", extrasaction="ignore")
+        writer = csv.DictWriter(buffer, fieldnames=[*self.columns, self.CHECK], lineterminator="\n", extrasaction="ignore")
         if new:
             writer.writeheader()
-        writer.writerow(row)
+        writer.writerow(self._checked(row))
         with open(self.path, "a", encoding="utf-8", newline="") as handle:
             handle.write(buffer.getvalue())
             handle.flush()
+
+    def _checked(self, row: Mapping[str, Any]) -> dict[str, str]:
+        cells = [str(row[column]) for column in self.columns]
+        return {**dict(zip(self.columns, cells)), self.CHECK: _digest(cells)}
+
+
+def _digest(cells: Sequence[str]) -> str:
+    return hashlib.sha256("\x1f".join(cells).encode("utf-8")).hexdigest()[:16]

@@ -21,12 +21,14 @@ import yaml
 
 from .. import __version__
 from ..config.loading import load_scenario
+from ..config.domain import ROLES
 from ..config.scenario import Scenario
 from ..policies.base import policy_names
+from ..sim.kpis import headline_queue_of
 from . import store
 from .errors import StudyError
 from .executors import executor_scope
-from .grid import Axis, format_value, grid_points, parse_vary, point_scenarios
+from .grid import Axis, check_grid_size, format_value, grid_points, parse_vary, point_scenarios
 from .provenance import file_digest, machine, now, stable_hash, versions
 from .records import check_metric, metric_names
 from .replications import SEED_SCHEME, Replication, run_replications
@@ -59,6 +61,12 @@ class SweepStudy:
     @property
     def fields(self) -> list[str]:
         return [axis.field for axis in self.axes]
+
+    @cached_property
+    def headline_queue(self) -> str | None:
+        """The queue the headline waits measure at every grid point (None if it differs by point)."""
+        queues = {headline_queue_of({r: s.staffing.peak(r) for r in ROLES}) for s in self.scenarios}
+        return queues.pop() if len(queues) == 1 else None
 
     @cached_property
     def identity(self) -> dict[str, Any]:
@@ -108,6 +116,7 @@ def sweep_study(
         raise StudyError("give at least one --vary FIELD=VALUES, e.g. staffing.resolver=3..10")
     if replications < 1:
         raise StudyError(f"--replications must be at least 1, got {replications}")
+    check_grid_size(axes, replications)
     if policy not in policy_names():
         raise StudyError(f"unknown policy {policy!r}; built-in policies: {', '.join(policy_names())}")
     study = SweepStudy(base, axes, replications, policy, seed)
@@ -170,7 +179,9 @@ def run_sweep(
     fields = study.fields
     columns = ["point", *fields, "replication", *metric_names()]
     log = store.ReplicationLog(
-        folder / FILES["replications"], columns, key=lambda row: (int(row["point"]), int(row["replication"]))
+        folder / FILES["replications"], columns,
+        key=lambda row: (int(row["point"]), int(row["replication"])),
+        expected=lambda key: 0 <= key[0] < len(study.points) and 0 <= key[1] < study.replications,
     )
     rows = log.load()
     manifest = _manifest(study, previous, command, plot_kpi)
@@ -194,8 +205,8 @@ def run_sweep(
             if progress:
                 progress(done, total)
 
-    store.write_csv(log.path, columns, [rows[key] for key in sorted(rows)])
-    points = summarise_points(study, rows)
+    log.rewrite(rows[key] for key in sorted(rows))
+    points = summarise_points(study, rows, log.path)
     store.write_csv(folder / FILES["summary"], ["point", *fields, "kpi", "mean", "ci_low", "ci_high", "n"], _summary_rows(points))
     warnings: list[str] = []
     plot = _plot(study, points, folder, plot_kpi, targets, warnings)
@@ -206,14 +217,28 @@ def run_sweep(
     return SweepOutcome(study, folder, points, len(todo), reused, plot, elapsed, warnings)
 
 
-def summarise_points(study: SweepStudy, rows: Mapping[tuple[int, int], Mapping[str, str]]) -> list[PointSummary]:
-    """Estimates per grid point from the recorded rows (replications beyond the study's count ignored)."""
+def summarise_points(
+    study: SweepStudy, rows: Mapping[tuple[int, int], Mapping[str, str]], source: Path | str = FILES["replications"]
+) -> list[PointSummary]:
+    """Estimates per grid point from the recorded rows (every row belongs to the study)."""
     names = metric_names()
     by_point: dict[int, list[dict[str, float]]] = {i: [] for i in range(len(study.points))}
     for (point, replication), row in sorted(rows.items()):
-        if point in by_point and replication < study.replications:
-            by_point[point].append({name: float(row[name]) for name in names})
+        try:
+            values = {name: float(row[name]) for name in names}
+        except ValueError:
+            bad = next(name for name in names if not _is_number(row[name]))
+            raise StudyError(f"{source}: replication {(point, replication)}, column {bad}: {row[bad]!r} is not a number") from None
+        by_point[point].append(values)
     return [PointSummary(i, study.points[i], estimates(records, names)) for i, records in by_point.items()]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _summary_rows(points: Sequence[PointSummary]) -> list[dict[str, Any]]:
@@ -286,10 +311,20 @@ def _plot(
 
     target = next((t for t in targets if t.kpi == kpi), None)
     try:
-        return plot_sweep(points, study.fields, kpi, folder / f"{kpi}.png", target=target, title=_title(study))
+        return plot_sweep(
+            points, study.fields, kpi, folder / f"{kpi}.png", target=target, title=_title(study),
+            ylabel=_axis_label(kpi, study.headline_queue),
+        )
     except PlotUnavailable as exc:
         warnings.append(str(exc))
         return None
+
+
+def _axis_label(kpi: str, queue: str | None) -> str:
+    """The plotted KPI, naming the queue a headline wait measures."""
+    if kpi in ("service_level", "p_wait", "asa_minutes") or kpi.startswith("wait_p"):
+        return f"{kpi} ({queue or 'headline'} queue)"
+    return kpi
 
 
 def _title(study: SweepStudy) -> str:
