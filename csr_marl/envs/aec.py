@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from pettingzoo import AECEnv
 
-from .common import CenterEnvBase
+from .common import CenterEnvBase, as_action
 from .views import AgentView
 
 
@@ -17,6 +17,7 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         driver = self._driver
         driver.start(seed)
+        self._begin_episode()
         self.agents = self.possible_agents.copy()
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
@@ -27,12 +28,18 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
         self._select()
 
     def step(self, action: Any) -> None:
+        self._require_reset()
+        if not self.agents:
+            raise RuntimeError("the episode has ended: call reset()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._dead_step(agent, action)
+            self._history.append(None)
             return
         driver = self._driver
-        driver.act(action)
+        index = as_action(agent, action)
+        driver.act(index)
+        self._history.append(index)
         if driver.decision is not None:
             self.agent_selection = driver.decision.staff.name
         else:

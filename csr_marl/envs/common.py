@@ -75,6 +75,33 @@ class CenterEnvBase(EzPickle):
         self.action_spaces = {a: layout.action_space(roles[a]) for a in self.possible_agents}
         self.state_space = layout.state_space()
 
+    # --- copies -----------------------------------------------------------------------------------
+    # The core's staff are SimPy generators, which cannot be copied; but an episode is a pure function
+    # of its seed and the actions taken, so a copy (pickle, deepcopy) replays them and arrives at the
+    # very same state, ready for the same next step.
+    def __getstate__(self) -> dict[str, Any]:
+        state = EzPickle.__getstate__(self)
+        driver = self._driver
+        if driver.center is not None:
+            seeds = driver._seeds.bit_generator.state if driver._seeds is not None else None
+            state["_replay"] = (driver.episode_seed, list(self._history), seeds)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        EzPickle.__setstate__(self, state)
+        replay = state.get("_replay")
+        if replay is None:
+            return
+        seed, history, seeds = replay
+        render_mode, self.render_mode = self.render_mode, None
+        self.reset(seed=seed)
+        for action in history:
+            self.step(action)
+        self.render_mode = render_mode
+        if seeds is not None:
+            assert self._driver._seeds is not None
+            self._driver._seeds.bit_generator.state = seeds
+
     def observation_space(self, agent: str) -> gymnasium.spaces.Space:
         return self.observation_spaces[agent]
 
@@ -131,3 +158,18 @@ class CenterEnvBase(EzPickle):
     def _require_reset(self) -> None:
         if self._driver.center is None:
             raise RuntimeError("call reset() before using the environment")
+
+    def _begin_episode(self) -> None:
+        self._history: list[Any] = []
+
+
+def as_action(agent: str, action: Any) -> int:
+    """An action as an int: Python and numpy integers (a one-element integer array too); else a
+    ValueError naming the agent and the value. Nothing is truncated: 5.7 or "5" is refused."""
+    if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
+        return int(action.reshape(()))
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        return int(action)
+    if action is None:
+        raise ValueError(f"{agent} has a decision to take: None is only for agents that are done")
+    raise ValueError(f"{agent}: an action is an integer index, got {action!r} ({type(action).__name__})")

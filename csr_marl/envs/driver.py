@@ -52,6 +52,7 @@ class CenterDriver:
         self.version = 0  # counts moves of the core, for caches
         self._first_seed = seed
         self._seeds: np.random.Generator | None = None
+        self.episode_seed: int | None = None
         self._mask = np.zeros(0, np.int8)  # the pending decision's mask, for self._mask_version
         self._mask_version = -1
 
@@ -63,6 +64,7 @@ class CenterDriver:
             seed = self._next_seed()
         else:
             self._seeds = np.random.default_rng(seed)
+        self.episode_seed = seed
         self.center = ContactCenter(self.scenario, seed, track_rewards=True)
         self.staff = {staff.name: staff for staff in self.center.staff}
         self.account.reset()

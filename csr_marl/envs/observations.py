@@ -376,7 +376,7 @@ class ObservationEncoder:
         revealed, done = ticket.revealed, ticket.done
         if features.dynamic_key != (len(revealed), len(done)):
             self._facts_and_steps(features, revealed, done)
-        age = now - ticket.arrival
+        age = max(0.0, now - ticket.arrival)  # float sums may leave -1e-17
         budget = ticket.actions / self.max_actions
         parts += (
             features.head,
@@ -421,7 +421,7 @@ class ObservationEncoder:
         head, tail = self._slot_head, self._slot_tail
         args: list[bytes | float] = []
         for ticket in tickets:
-            age = now - ticket.arrival
+            age = max(0.0, now - ticket.arrival)
             args += (head[ticket.assigned_priority][ticket.tier], age / (age + AGE_SCALE_MINUTES),
                      tail[ticket.assigned_category])
         return self._slot_packs[len(tickets)](*args)

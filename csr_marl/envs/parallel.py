@@ -14,7 +14,7 @@ from typing import Any
 
 from pettingzoo import ParallelEnv
 
-from .common import CenterEnvBase
+from .common import CenterEnvBase, as_action
 
 
 class ContactCenterParallel(CenterEnvBase, ParallelEnv):
@@ -24,7 +24,9 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         self._driver.start(seed)
-        self.agents = self.possible_agents.copy()
+        self._begin_episode()
+        # An episode with nothing to decide (nobody ever needs a choice) is over at once.
+        self.agents = self.possible_agents.copy() if self._driver.decision is not None else []
         return self._observations_and_infos()
 
     def step(self, actions: Mapping[str, Any]) -> tuple[
@@ -35,17 +37,22 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         dict[str, dict[str, Any]],
     ]:
         driver = self._driver
+        self._require_reset()
         if driver.decision is None:
             raise RuntimeError("the episode has ended: call reset()")
         acting = driver.decision.agent
         if acting not in actions:
             raise ValueError(f"no action for {acting}, whose decision is due (actions: {sorted(actions)})")
+        chosen = {}
         for agent, action in actions.items():
             if agent not in driver.role_of:
                 raise ValueError(f"unknown agent {agent!r}")
+            chosen[agent] = as_action(agent, action)
+        for agent, index in chosen.items():
             if agent != acting:
-                driver.wait(agent, action)
-        driver.act(actions[acting])
+                driver.wait(agent, index)
+        driver.act(chosen[acting])
+        self._history.append(chosen)
         agents = self.agents
         observations, infos = self._observations_and_infos()
         rewards = {agent: driver.account.last_step(agent) for agent in agents}
