@@ -80,7 +80,12 @@ def train_command(
     ctx: typer.Context,
     scenario: str = typer.Argument(..., help="Scenario name (e.g. tasks/classify) or YAML path."),
     algo: str = typer.Option("ppo", "--algo", "-a", help="ppo or a2c (Tianshou's)."),
-    steps: int = typer.Option(300_000, "--steps", "-n", help="Environment steps (AEC turns, one decision each)."),
+    steps: int = typer.Option(
+        300_000, "--steps", "-n",
+        help="Environment steps (AEC turns, one decision each). Training collects whole episodes, so each "
+        "of the --eval-points epochs runs at least steps/eval-points and is rounded up to its last rollout; "
+        "the steps actually run are printed and kept in run.json.",
+    ),
     seed: int = typer.Option(0, "--seed", "-s", help="Seeds the training environments and the networks."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder \\[default: runs/train/<scenario>_<algo>_s<seed>]."),
     sets: Optional[list[str]] = SETS,
@@ -121,6 +126,12 @@ def train_command(
         )
 
     run = train(config, folder, progress=report)
+    ran = int(run.curve[-1]["env_steps"])
+    if ran != steps:
+        console.print(
+            f"[dim]ran {ran:,} environment steps for --steps {steps:,}: each epoch ends with its last whole "
+            f"rollout ({config.rollout_episodes} episodes)[/]", highlight=False,
+        )
     refs = "  ".join(f"{name} {values['team_return']:.2f}" for name, values in run.references.items())
     console.print(f"[dim]same seeds: {escape(refs)}; wrote {escape(str(run.checkpoint))}, curve.csv, curve.png, run.json[/]", highlight=False)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
+import random
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -65,6 +66,9 @@ def train(
 
     threads = torch.get_num_threads()
     torch.set_num_threads(config.threads)
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    numpy_state, python_state = np.random.get_state(), random.getstate()
     # Tianshou warns on every rollout that the returns are per agent (we report the team's ourselves).
     stats_log = logging.getLogger("tianshou.data.stats")
     level = stats_log.level
@@ -73,6 +77,9 @@ def train(
         return _train(config, Path(out_dir), progress, plot)
     finally:
         torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(deterministic)
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)
         stats_log.setLevel(level)
 
 
@@ -92,6 +99,10 @@ def _train(
     out.mkdir(parents=True, exist_ok=True)
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     torch.manual_seed(config.seed)
+    # Tianshou draws minibatch orders from numpy's (and Python's) global generators: unseeded, the
+    # same --seed gave another curve on every run. They are seeded here, and restored by train().
+    np.random.seed(config.seed % 2**32)
+    random.seed(config.seed)
     scenario = config.training_scenario()
     eval_scenario = config.evaluation_scenario()  # scored as the baselines are: the team return
     kpis = config.kpis or default_kpis(eval_scenario)
