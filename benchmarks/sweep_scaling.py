@@ -32,6 +32,8 @@ parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.R
 parser.add_argument("--replications", type=int, default=20)
 parser.add_argument("--repeats", type=int, default=3, help="rounds of every setting; the best time is kept")
 parser.add_argument("--seed", type=int, default=0)
+parser.add_argument("--write", action="store_true",
+                    help="replace the committed benchmarks/results/sweep_scaling.{md,json} (default: only print)")
 parser.add_argument("--wait-idle", type=float, default=0.0, metavar="SECONDS",
                     help="on a shared machine, before each timing wait up to this long for idle CPUs (Linux)")
 args = parser.parse_args()
@@ -164,4 +166,5 @@ for round_ in range(args.repeats):
     timings["bare, 1 process, half"].append(bare_seconds(1))
     timings["bare, 2 processes"].append(bare_seconds(2))
     print(f"round {round_ + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in timings.items()))
-    write_report(round_ + 1)
+    if args.write:
+        write_report(round_ + 1)

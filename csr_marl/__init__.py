@@ -5,7 +5,9 @@
     res = csr_marl.simulate(scn, policy="heuristic", seed=0)
     print(res.kpis["service_level"])
 
-The PettingZoo factories ``env``, ``raw_env`` and ``parallel_env`` are imported on first use.
+The PettingZoo factories ``env``, ``raw_env`` and ``parallel_env`` and the trained-policy loader
+``load_checkpoint_policy`` (the ``train`` extra) are imported on first use, so ``import csr_marl``
+stays light.
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ def __getattr__(name: str) -> Any:
         from . import envs
 
         return getattr(envs, name)
+    if name == "load_checkpoint_policy":
+        from .train import load_checkpoint_policy
+
+        return load_checkpoint_policy
     raise AttributeError(f"module 'csr_marl' has no attribute {name!r}")
 
 
-__all__ = ["ScenarioError", "load_scenario", "scenario_names", "simulate", *_ENV_NAMES]
+__all__ = ["ScenarioError", "load_scenario", "load_checkpoint_policy", "scenario_names", "simulate", *_ENV_NAMES]

@@ -68,6 +68,13 @@ def test_short_training_run_has_finite_losses_and_writes_its_outputs(short_run):
     assert {"checkpoint.pt", "curve.csv", "curve.png", "run.json"} <= names
 
 
+def test_readme_loader_is_importable_from_the_package():
+    import csr_marl
+    from csr_marl.train import load_checkpoint_policy
+
+    assert csr_marl.load_checkpoint_policy is load_checkpoint_policy
+
+
 def test_same_seed_same_curve_and_checkpoint(short_run, tmp_path):
     """Three runs with --seed 0 gave 9.67 / 10.33 / 10.30: minibatches came from numpy's global RNG."""
     import torch

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..config.loading import load_scenario, scenario_names
 from ..config.domain import ROLES
-from ..sim.kpis import KPI_DEFINITIONS, TicketLog, headline_queue_of, kpi_definitions
+from ..sim.kpis import TicketLog, headline_queue_of, kpi_definitions
 from ..simulation import simulate
 from .common import check_output_file, console, fmt, friendly_errors, kpi_table, parse_sets, print_definitions
 from .train import policy_from_option
@@ -60,7 +60,9 @@ def simulate_command(
             "scenario": result.scenario, "seed": seed, "policy": policy,
             "team_return": result.team_return, "kpis": result.kpis, "breakdown": result.breakdown,
             "reward_components": result.reward_components, "flow": result.flow,
-            "definitions": KPI_DEFINITIONS,
+            "definitions": kpi_definitions(
+                headline_queue_of({r: scn.staffing.peak(r) for r in ROLES}), scn.service_level.threshold_minutes
+            ),
         }
         print(json.dumps(payload, indent=2, default=_json_default))
         return

@@ -12,7 +12,7 @@ from ..config.domain import ROLES
 from ..whatif import StaffingAnswer, parse_targets, search_staffing
 from ..whatif.executors import executor_scope
 from ..whatif.store import json_safe
-from .common import console, err_console, escape, friendly_errors, parse_sets
+from .common import console, err_console, escape, friendly_errors, parse_sets, print_definitions
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
 SHOWN = ("service_level", "abandonment_rate", "asa_minutes", "sla_attainment")
@@ -95,6 +95,7 @@ def print_answer(answer: StaffingAnswer) -> None:
                 cells.append(f"{evaluation.estimates[kpi]}{mark}")
             table.add_row(*cells)
         console.print(table)
+    print_definitions(kpis)
     for note in answer.notes:
         console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     console.print(f"[dim]{answer.replications_run} replications simulated, mean [95% CI]; targets are settled when the whole CI lies on one side[/]")

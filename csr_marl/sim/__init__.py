@@ -10,13 +10,14 @@ from .decisions import (
     decode_triage,
     encode_triage,
 )
-from .kpis import KPI_DEFINITIONS
+from .kpis import KPI_DEFINITIONS, kpi_definitions
 from .result import SimulationResult
 from .staff import Staff
 from .tickets import Ticket
 
 __all__ = [
     "KPI_DEFINITIONS",
+    "kpi_definitions",
     "ROLE_TOOLS",
     "ConservationError",
     "ContactCenter",

@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..config.loading import load_scenario, scenario_names
 from ..policies.base import policy_names
+from ..sim.kpis import kpi_definitions
 from . import store
 from .errors import StudyError
 from .executors import executor_scope
@@ -96,6 +97,10 @@ def baseline_markdown(rows: Sequence[BaselineRow], *, seed: int, command: str, c
         "- versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),
         "",
         markdown_table(rows, columns),
+        "",
+        "What the columns measure:",
+        "",
+        *(f"- `{name}`: {definition}" for name, definition in kpi_definitions().items() if name in columns),
         "",
     ]
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..config.domain import ROLES
+from ..sim.kpis import headline_queue_of
 from ..config.loading import ScenarioError, load_scenario
 from ..config.scenario import Scenario
 from ..policies.base import policy_names
@@ -269,7 +270,7 @@ def _erlang_estimates(
     generous = {**staffing, **{role: 2 * staffing[role] + 5 for role in roles}}
     records = evaluator.run(generous, PILOT_REPLICATIONS)
     loads = measured_loads(records, generous)
-    front = next(role for role in ROLES if generous[role] > 0)
+    front = headline_queue_of(generous)  # the role whose queue service_level, ASA and P(wait) measure
     return {
         role: estimate_headcount(evaluator.base, role, loads[role], targets, front_role=front) for role in roles
     }
