@@ -183,7 +183,8 @@ class KpiAccumulator:
             out[f"asa_minutes_{queue}"] = _ratio(q_wait_sum, q_answered)
             out[f"abandonment_rate_{queue}"] = _ratio(q_gone, q_offered)
         for role in ROLES:
-            out[f"occupancy_{role}"] = _ratio(self.busy[role], self.available[role] + self.overtime[role])
+            # busy <= available + overtime exactly; sums of float minutes may overshoot by an ulp.
+            out[f"occupancy_{role}"] = min(1.0, _ratio(self.busy[role], self.available[role] + self.overtime[role]))
         triaged = self.triage["triaged"]
         out["triage_accuracy"] = _ratio(self.triage["category_right"], triaged)
         out["triage_priority_accuracy"] = _ratio(self.triage["priority_right"], triaged)
