@@ -56,6 +56,8 @@ def test_the_log_appears_whole_when_the_run_finishes(tmp_path: Path) -> None:
     ["simulate", "mmc", "--log", "/nonexistent/x.csv"],
     ["sweep", "mmc", "--vary", "staffing.resolver=4..5", "--replications", "2", "--out", "{file}/sub"],
     ["baseline", "--scenario", "mmc", "--episodes", "2", "--out", "{file}/sub"],
+    ["evaluate", "{file}.pt", "--out", "{file}/sub"],
+    ["train", "tasks/classify", "--steps", "10", "--eval-points", "1", "--out", "{file}/sub"],
 ])
 def test_unwritable_outputs_are_one_line_before_any_work(tmp_path: Path, command: list[str]) -> None:
     a_file = tmp_path / "a_file"
