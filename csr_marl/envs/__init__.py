@@ -82,6 +82,11 @@ rewards (`env.last()`). `info["reward_components"]` is a float64 vector ordered 
 agent's last turn); in the parallel API, to the step's reward. (A vector, not a dict, so that TorchRL
 and vectorised wrappers can stack it: `dict(zip(REWARD_COMPONENTS, info["reward_components"]))`.)
 
+`rewards`, `_cumulative_rewards` and `infos` are computed on read (a step costs the same with 4 agents
+or 200) but behave as plain dicts to wrappers: PettingZoo's `TerminateIllegalWrapper` and SuperSuit's
+`clip_reward_v0` / `reward_lambda_v0` may write into them; what a wrapper writes is what readers see
+until the environment's next step, and never reaches the core's books (reward ledger, KPIs, team return).
+
 ## Info
 
 `action_mask`; `sim_time` (minutes); `time_since_last_decision` (minutes since the agent's own last
@@ -140,7 +145,10 @@ A built-in policy answers the core's pending decision; with the same seed it giv
 
 ## Version history
 
-* v0: initial release (csr_marl 0.1.0).
+* v0: initial release (csr_marl 0.1.0). Later in v0: integer actions only (5.7 or "5" is refused, not
+  truncated); clear errors before `reset()` and after the end; a parallel episode with no decision ends
+  at `reset()`; copies (deepcopy, pickle) of a live environment replay to the same state; wrappers may
+  write into `rewards` / `_cumulative_rewards` / `infos`.
 """
 
 from __future__ import annotations

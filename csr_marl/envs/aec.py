@@ -40,6 +40,9 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
         index = as_action(agent, action)
         driver.act(index)
         self._history.append(index)
+        for view in (self.rewards, self._cumulative_rewards, self.infos):
+            if isinstance(view, AgentView):  # a wrapper may have put a plain dict in its place
+                view.forget_writes()
         if driver.decision is not None:
             self.agent_selection = driver.decision.staff.name
         else:

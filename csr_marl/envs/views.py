@@ -1,10 +1,12 @@
-"""A dict over the live agents whose values are computed when read."""
+"""A dict over the live agents whose values are computed when read, and which wrappers may write."""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+_MISSING = object()
 
 
 class AgentView(dict):
@@ -14,37 +16,81 @@ class AgentView(dict):
     the same with 4 agents or 200: so the values are not stored, they are read from the reward account
     (or built) when asked for. Keys are the live agents; ``del view[agent]`` (PettingZoo's dead step)
     works as for a dict. Copies -- ``dict(view)``, ``copy``, ``deepcopy``, pickling -- are plain dicts
-    of the values at that moment. The view is read-only.
+    of the values at that moment.
+
+    Wrappers may write, as into a plain dict (PettingZoo's ``TerminateIllegalWrapper``, SuperSuit's
+    reward wrappers and ``AECEnv._accumulate_rewards`` do): a written value is what readers see until
+    the environment moves on (:meth:`forget_writes`, at its next step). Writes never reach the core's
+    books: the reward account, the KPIs and the team return are the simulation's own.
     """
 
-    __slots__ = ("_value",)
+    __slots__ = ("_value", "_written")
 
     def __init__(self, agents: Iterable[str], value: Callable[[str], Any]) -> None:
         super().__init__(dict.fromkeys(agents))
         self._value = value
+        self._written: dict[str, Any] = {}
 
     def __getitem__(self, agent: str) -> Any:
         if agent not in self:  # dict's own __contains__
             raise KeyError(agent)
-        return self._value(agent)
+        written = self._written.get(agent, _MISSING)
+        return self._value(agent) if written is _MISSING else written
 
     def get(self, agent: str, default: Any = None) -> Any:
-        return self._value(agent) if agent in self else default
+        return self[agent] if agent in self else default
+
+    def __setitem__(self, agent: str, value: Any) -> None:
+        dict.__setitem__(self, agent, None)
+        self._written[agent] = value
+
+    def __delitem__(self, agent: str) -> None:
+        dict.__delitem__(self, agent)
+        self._written.pop(agent, None)
+
+    def forget_writes(self) -> None:
+        """The environment moved: values are computed again (what wrappers wrote is dropped)."""
+        if self._written:
+            self._written.clear()
 
     # Overriding __iter__ makes dict(view) and {**view} read values through __getitem__.
     def __iter__(self) -> Iterator[str]:
         return dict.__iter__(self)
 
     def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
-        value = self._value
-        return [(agent, value(agent)) for agent in dict.keys(self)]
+        return [(agent, self[agent]) for agent in dict.keys(self)]
 
     def values(self) -> list[Any]:  # type: ignore[override]
-        value = self._value
-        return [value(agent) for agent in dict.keys(self)]
+        return [self[agent] for agent in dict.keys(self)]
 
     def copy(self) -> dict[str, Any]:  # type: ignore[override]
         return dict(self.items())
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        for agent, value in dict(*args, **kwargs).items():
+            self[agent] = value
+
+    def setdefault(self, agent: str, default: Any = None) -> Any:  # type: ignore[override]
+        if agent not in self:
+            self[agent] = default
+        return self[agent]
+
+    def pop(self, agent: str, *default: Any) -> Any:  # type: ignore[override]
+        if agent not in self:
+            if default:
+                return default[0]
+            raise KeyError(agent)
+        value = self[agent]
+        del self[agent]
+        return value
+
+    def popitem(self) -> tuple[str, Any]:
+        agent = next(reversed(dict.keys(self)))
+        return agent, self.pop(agent)
+
+    def clear(self) -> None:
+        dict.clear(self)
+        self._written.clear()
 
     def __copy__(self) -> dict[str, Any]:
         return self.copy()
@@ -65,8 +111,3 @@ class AgentView(dict):
 
     def __repr__(self) -> str:
         return repr(self.copy())
-
-    def _read_only(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("this view of the environment's agents is read-only")
-
-    __setitem__ = setdefault = update = pop = popitem = clear = _read_only  # type: ignore[assignment]
