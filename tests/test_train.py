@@ -6,6 +6,7 @@ Skipped when torch or Tianshou is not installed, except the checks that need nei
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -194,6 +195,9 @@ def test_train_and_evaluate_commands(tmp_path):
     ])
     assert trained.exit_code == 0, trained.output
     assert "step" in trained.output and (out / "checkpoint.pt").is_file()
+    ran = json.loads((out / "run.json").read_text())["final"]["env_steps"]
+    if ran != 100:  # whole rollouts: the rounding is said, with the steps actually run
+        assert f"ran {int(ran):,} environment steps for --steps 100" in " ".join(trained.output.split())
     scored = runner.invoke(app, ["evaluate", str(out / "checkpoint.pt"), "--episodes", "2", "--no-compare", "--out", str(tmp_path)])
     assert scored.exit_code == 0, scored.output
     assert "trained" in scored.output and (tmp_path / "trained_baseline.md").is_file()
