@@ -8,9 +8,8 @@ from typing import Optional
 import typer
 
 from ..whatif import run_baselines, write_baseline_report
-from ..whatif.baselines import markdown_table, resolve_scenarios
+from ..whatif.baselines import HEADLINE, markdown_table, resolve_scenarios
 from ..whatif.executors import executor_scope
-from ..whatif.baselines import HEADLINE
 from .common import check_output_folder, console, escape, estimates_table, friendly_errors, parse_sets, print_definitions
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, WORKERS, check_backend, invocation, progress_bar
 from .train import checkpoint_path, evaluate_trained

@@ -11,8 +11,7 @@ import typer
 from rich.table import Table
 
 from ..config.loading import load_scenario, scenario_names
-from ..config.domain import ROLES
-from ..sim.kpis import TicketLog, headline_queue_of, kpi_definitions
+from ..sim.kpis import TicketLog, kpi_definitions, scenario_headline_queue
 from ..simulation import simulate
 from .common import check_output_file, console, fmt, friendly_errors, kpi_table, parse_sets, print_definitions
 from .train import policy_from_option
@@ -60,9 +59,7 @@ def simulate_command(
             "scenario": result.scenario, "seed": seed, "policy": policy,
             "team_return": result.team_return, "kpis": result.kpis, "breakdown": result.breakdown,
             "reward_components": result.reward_components, "flow": result.flow,
-            "definitions": kpi_definitions(
-                headline_queue_of({r: scn.staffing.peak(r) for r in ROLES}), scn.service_level.threshold_minutes
-            ),
+            "definitions": kpi_definitions(scenario_headline_queue(scn), scn.service_level.threshold_minutes),
         }
         print(json.dumps(payload, indent=2, default=_json_default))
         return
@@ -71,7 +68,7 @@ def simulate_command(
     threshold = scn.service_level.threshold_minutes
     title = f"{scn.name} · policy={policy} · seed={seed} · {scn.horizon_minutes:g} min"
     console.print(kpi_table(title, rows))
-    definitions = kpi_definitions(headline_queue_of({r: scn.staffing.peak(r) for r in ROLES}), threshold)
+    definitions = kpi_definitions(scenario_headline_queue(scn), threshold)
     print_definitions(("service_level", "asa_minutes", "service_level_first_response", "occupancy_<role>"), definitions)
     console.print(f"[dim]KPIs count contacts arriving after the {scn.warmup_minutes:g}-minute warm-up.[/]")
     columns = {"offered": "offered", "resolved": "resolved", "abandoned": "abandoned",

@@ -15,6 +15,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from ..sim.kpis import kpi_definitions
 from ..whatif import (
     PointSummary,
     StudyError,
@@ -29,7 +30,6 @@ from ..whatif import (
 )
 from ..whatif.executors import executor_scope
 from ..whatif.grid import format_value
-from ..sim.kpis import kpi_definitions
 from .common import check_output_folder, console, err_console, escape, friendly_errors, parse_sets, print_definitions, warn
 
 WORKERS = typer.Option(None, "--workers", "-w", min=1, help="Parallel workers (default: one per CPU).")

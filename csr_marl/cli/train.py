@@ -19,10 +19,10 @@ from ..sim.decisions import Decision
 from ..simulation import simulate
 from ..train import TrainConfig, TrainingUnavailable, require_training_extra
 from ..whatif import BaselineRow, run_baselines, write_baseline_report
+from ..whatif.baselines import HEADLINE
 from ..whatif.records import metric_names, replication_record
 from ..whatif.replications import replication_seed
 from ..whatif.summary import estimates
-from ..whatif.baselines import HEADLINE
 from .common import UsageError, check_output_folder, console, escape, estimates_table, fail, friendly_errors, parse_key_values, parse_sets, print_definitions
 from .sweep import SETS, invocation
 

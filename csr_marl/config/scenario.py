@@ -326,13 +326,13 @@ class Scenario(_Frozen):
                     ScenarioWarning,
                     stacklevel=2,
                 )
-        expected = self.arrivals.expected_count(self.horizon_minutes)
-        if expected > MAX_EXPECTED_ARRIVALS and (self.max_tickets is None or self.max_tickets > MAX_EXPECTED_ARRIVALS):
+        if self.max_tickets is not None:
+            if self.max_tickets > MAX_EXPECTED_ARRIVALS:
+                raise ValueError(f"max_tickets: at most {MAX_EXPECTED_ARRIVALS:,}, got {self.max_tickets}")
+        elif (expected := self.arrivals.expected_count(self.horizon_minutes)) > MAX_EXPECTED_ARRIVALS:
             raise ValueError(
                 f"arrivals: about {expected:.3g} tickets expected over horizon_minutes "
                 f"({self.horizon_minutes:g}); at most {MAX_EXPECTED_ARRIVALS:,} can be simulated in one "
                 "run (lower the rates or the horizon, or set max_tickets)"
             )
-        if self.max_tickets is not None and self.max_tickets > MAX_EXPECTED_ARRIVALS:
-            raise ValueError(f"max_tickets: at most {MAX_EXPECTED_ARRIVALS:,}, got {self.max_tickets}")
         return self

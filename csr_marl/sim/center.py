@@ -459,8 +459,7 @@ class ContactCenter:
 
     def _open_at_end(self, ticket: Ticket, end: float) -> None:
         self.kpis.count("in_system_at_end", ticket)
-        if ticket.answered_at is None and ticket.counted:
-            self.kpis.first_response[2] += 1  # still waiting for a first answer
+        self.kpis.never_answered(ticket)  # still waiting for a first answer, if nobody answered
         if end > ticket.sla_deadline:
             self.kpis.count("sla_breached", ticket)
             self.rewards.add("sla_breach", self.weights.sla_breach)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config.domain import CATEGORIES, PRIORITIES, ROLES, TIERS
+from ..config.scenario import Scenario
 from .tickets import N_CELLS, Ticket
 
 COUNTS: tuple[str, ...] = (
@@ -32,7 +33,9 @@ COUNTS: tuple[str, ...] = (
 BIN_MINUTES = 0.05
 N_BINS = 24_000  # 1,200 minutes; longer waits land in the last bin
 QUEUES: tuple[str, ...] = ("triage", "resolver", "escalation")
-_QUEUE_BIT = {name: 1 << i for i, name in enumerate(QUEUES)}
+# Bits of ``Ticket.queue_marks``: the contact entered a queue / was taken from it (first time only).
+_ENTERED = {name: 1 << i for i, name in enumerate(QUEUES)}
+_TAKEN = {name: 1 << (i + len(QUEUES)) for i, name in enumerate(QUEUES)}
 # Per-queue totals, first visit of each contact: offered, answered, answered within the threshold,
 # waited (answered after a wait, abandoned, or still waiting at the end), wait sum of answered,
 # abandoned there.
@@ -52,7 +55,7 @@ class KpiAccumulator:
         self.abandoned_wait = 0.0
         self.wait_hist = [0] * (N_BINS + 1)  # positive waits in the headline queue only
         self.zero_waits = 0
-        self.first_response = [0, 0, 0, 0.0]  # answered, within the threshold, waited, wait sum
+        self.first_response: list[float] = [0, 0, 0, 0, 0.0, 0]  # laid out as a queue's totals
         self.per_queue: dict[str, list[float]] = {name: [0, 0, 0, 0, 0.0, 0] for name in QUEUES}
         self.busy = {role: 0.0 for role in ROLES}
         self.overtime = {role: 0.0 for role in ROLES}  # busy minutes finishing a ticket off shift
@@ -76,21 +79,18 @@ class KpiAccumulator:
 
     def answered(self, ticket: Ticket, wait: float) -> None:
         """The contact's first answer by anybody (first response), ``wait`` after its arrival."""
-        if not ticket.counted:
-            return
-        first = self.first_response
-        first[0] += 1
-        first[1] += wait <= self.threshold
-        first[2] += wait > 0
-        first[3] += wait
+        if ticket.counted:
+            self._answer(self.first_response, wait)
+
+    def _answer(self, stats: list[float], wait: float) -> None:
+        stats[_ANSWERED] += 1
+        stats[_IN_THRESHOLD] += wait <= self.threshold
+        stats[_WAITED] += wait > 0
+        stats[_WAIT_SUM] += wait
 
     def queue_entered(self, queue: str, ticket: Ticket) -> None:
         """The contact entered ``queue``; only its first visit counts."""
-        bit = _QUEUE_BIT[queue]
-        if ticket.visits & bit:
-            return
-        ticket.visits |= bit
-        if not ticket.counted:
+        if not _first(ticket, _ENTERED[queue]) or not ticket.counted:
             return
         self.per_queue[queue][_OFFERED] += 1
         if queue == self.headline_queue:
@@ -98,17 +98,9 @@ class KpiAccumulator:
 
     def queue_answered(self, queue: str, ticket: Ticket, wait: float) -> None:
         """A member of the queue's role took the contact after ``wait`` minutes (first visit only)."""
-        bit = _QUEUE_BIT[queue]
-        if ticket.served & bit:
+        if not _first(ticket, _TAKEN[queue]) or not ticket.counted:
             return
-        ticket.served |= bit
-        if not ticket.counted:
-            return
-        stats = self.per_queue[queue]
-        stats[_ANSWERED] += 1
-        stats[_IN_THRESHOLD] += wait <= self.threshold
-        stats[_WAITED] += wait > 0
-        stats[_WAIT_SUM] += wait
+        self._answer(self.per_queue[queue], wait)
         if queue != self.headline_queue:
             return
         cell = ticket.cell
@@ -125,7 +117,7 @@ class KpiAccumulator:
 
     def queue_unanswered(self, queue: str, ticket: Ticket, abandoned: bool) -> None:
         """The contact abandoned ``queue`` unanswered, or was still waiting there at the end."""
-        if not ticket.counted or ticket.served & _QUEUE_BIT[queue]:
+        if not ticket.counted or ticket.queue_marks & _TAKEN[queue]:
             return
         stats = self.per_queue[queue]
         stats[_WAITED] += 1
@@ -138,8 +130,12 @@ class KpiAccumulator:
         if ticket.counted:
             self.counts["abandoned"][ticket.cell] += 1
             self.abandoned_wait += wait
-            if ticket.answered_at is None:
-                self.first_response[2] += 1
+            self.never_answered(ticket)
+
+    def never_answered(self, ticket: Ticket) -> None:
+        """Hung up, or still waiting at the end, before anybody answered: it waited for a first answer."""
+        if ticket.counted and ticket.answered_at is None:
+            self.first_response[_WAITED] += 1
 
     # --- results ----------------------------------------------------------------------------------
     def total(self, name: str) -> int:
@@ -152,7 +148,7 @@ class KpiAccumulator:
         closed_first = t("first_contact_closed")
         sla_total = t("sla_met") + t("sla_breached")
         queued = t("queued")
-        first_answered, first_in_threshold, first_waited, first_wait_sum = self.first_response
+        _, first_answered, first_in_threshold, first_waited, first_wait_sum, _ = self.first_response
         out: dict[str, float] = {
             "offered": offered,
             "answered": answered,
@@ -232,6 +228,14 @@ def _cell_index(cell: int, dim: str) -> int:
     return cell // (n_cat * n_tier)
 
 
+def _first(ticket: Ticket, bit: int) -> bool:
+    """Set ``bit`` of the ticket's queue marks; True if it was not set yet."""
+    if ticket.queue_marks & bit:
+        return False
+    ticket.queue_marks |= bit
+    return True
+
+
 def _ratio(a: float, b: float) -> float:
     return a / b if b else math.nan
 
@@ -275,6 +279,11 @@ def kpi_definitions(headline_queue: str | None = None, threshold_minutes: float 
 
 
 KPI_DEFINITIONS: dict[str, str] = kpi_definitions()
+
+
+def scenario_headline_queue(scenario: Scenario) -> str:
+    """:func:`headline_queue_of` for a scenario's peak staffing."""
+    return headline_queue_of({role: scenario.staffing.peak(role) for role in ROLES})
 
 
 def headline_queue_of(staffed_roles: dict[str, int]) -> str:

@@ -30,7 +30,7 @@ class Ticket:
         "template", "case", "requirement", "facts", "true_category", "true_priority",
         # timing and bookkeeping
         "patience_left", "enqueued_at", "deadline", "waiting_in", "answered_at", "queue_wait",
-        "sla_deadline", "cell", "counted", "returns", "cache", "visits", "served",
+        "sla_deadline", "cell", "counted", "returns", "cache", "queue_marks",
         "transfers",
     )
 
@@ -46,8 +46,7 @@ class Ticket:
         self.queue_wait = 0.0
         self.returns = 0
         self.cache: Any = None
-        self.visits = 0  # bit per queue entered (KPIs count each contact's first visit)
-        self.served = 0  # bit per queue it was taken from
+        self.queue_marks = 0  # queues entered and taken from (KPIs count each contact's first visit)
         self.transfers = 0  # hand-overs between resolvers and the desk (escalate / return)
 
     # --- workflow state -------------------------------------------------------------------------

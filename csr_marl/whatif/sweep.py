@@ -21,10 +21,9 @@ import yaml
 
 from .. import __version__
 from ..config.loading import load_scenario
-from ..config.domain import ROLES
 from ..config.scenario import Scenario
 from ..policies.base import policy_names
-from ..sim.kpis import headline_queue_of
+from ..sim.kpis import scenario_headline_queue
 from . import store
 from .errors import StudyError
 from .executors import executor_scope
@@ -65,7 +64,7 @@ class SweepStudy:
     @cached_property
     def headline_queue(self) -> str | None:
         """The queue the headline waits measure at every grid point (None if it differs by point)."""
-        queues = {headline_queue_of({r: s.staffing.peak(r) for r in ROLES}) for s in self.scenarios}
+        queues = {scenario_headline_queue(s) for s in self.scenarios}
         return queues.pop() if len(queues) == 1 else None
 
     @cached_property
