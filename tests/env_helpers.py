@@ -15,11 +15,12 @@ def masked_random(seed: int) -> Callable[[np.ndarray], int]:
     return lambda mask: int(rng.choice(np.flatnonzero(mask)))
 
 
-def aec_turns(env: Any, choose: Callable[[str, dict[str, Any]], int]) -> Iterator[tuple[str, dict, float, dict, Any]]:
-    """Play a reset AEC env to its end; yield (agent, observation, reward, info, action) per turn."""
+def aec_turns(env: Any, choose: Callable[[str, np.ndarray], int]) -> Iterator[tuple[str, Any, float, dict, Any]]:
+    """Play a reset AEC env to its end; yield (agent, observation, reward, info, action) per turn.
+    ``choose(agent, mask)`` picks the action (the mask is ``info["action_mask"]``)."""
     for agent in env.agent_iter():
         observation, reward, terminated, truncated, info = env.last()
-        action = None if terminated or truncated else choose(agent, observation)
+        action = None if terminated or truncated else choose(agent, info["action_mask"])
         yield agent, observation, reward, info, action
         env.step(action)
 
@@ -27,16 +28,16 @@ def aec_turns(env: Any, choose: Callable[[str, dict[str, Any]], int]) -> Iterato
 def random_aec_episode(env: Any, seed: int) -> list[tuple[str, dict, float, dict, Any]]:
     env.reset(seed=seed)
     policy = masked_random(seed)
-    return list(aec_turns(env, lambda agent, obs: policy(obs["action_mask"])))
+    return list(aec_turns(env, lambda agent, mask: policy(mask)))
 
 
 def random_parallel_episode(env: Any, seed: int) -> list[tuple[dict, dict, dict, dict]]:
     """(actions, observations, rewards, infos) per epoch of a masked random team."""
-    observations, _ = env.reset(seed=seed)
+    observations, infos = env.reset(seed=seed)
     policy = masked_random(seed)
     epochs = []
     while env.agents:
-        actions = {agent: policy(obs["action_mask"]) for agent, obs in observations.items()}
+        actions = {agent: policy(info["action_mask"]) for agent, info in infos.items()}
         observations, rewards, _, _, infos = env.step(actions)
         epochs.append((actions, observations, rewards, infos))
     return epochs

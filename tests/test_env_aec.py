@@ -27,20 +27,20 @@ def test_the_agent_whose_decision_is_due_acts_and_only_real_choices_are_asked():
     env.reset(seed=1)
     policy = masked_random(1)
     agents = env.agents.copy()
-    for agent, observation, _, info, action in aec_turns(env, lambda a, obs: policy(obs["action_mask"])):
+    for agent, observation, _, info, action in aec_turns(env, lambda a, mask: policy(mask)):
         assert env.agents == agents or action is None  # the list never changes until the end
         if action is None:
             continue
         decision = env.pending_decision
         assert decision.agent == agent
-        mask = observation["action_mask"]
+        mask = info["action_mask"]
         assert np.flatnonzero(mask).tolist() == sorted(decision.legal)  # no action the core would refuse
         assert mask.sum() >= 2  # a single legal action is taken by the core, nobody is asked
         assert mask[-1] == 0  # the no-op is for the parallel API only
-        assert info["action_mask"] is mask or np.array_equal(info["action_mask"], mask)
+        assert info["decision_due"]
         assert info["sim_time"] == decision.time
         waiting = [a for a in env.agents if a != agent]
-        assert not env.observe(waiting[0])["action_mask"].any()
+        assert not env.infos[waiting[0]]["action_mask"].any() and not env.infos[waiting[0]]["decision_due"]
 
 
 def test_at_the_horizon_every_agent_is_truncated_at_once_and_steps_once_with_none():
@@ -60,7 +60,7 @@ def test_truncation_flags_are_set_for_everyone_together():
     policy = masked_random(2)
     while not any(env.truncations.values()):
         assert not any(env.terminations.values())
-        env.step(policy(env.observe(env.agent_selection)["action_mask"]))
+        env.step(policy(env.infos[env.agent_selection]["action_mask"]))
     assert all(env.truncations.values()) and len(env.truncations) == len(env.possible_agents)
     assert not any(env.terminations.values())
     with pytest.raises(ValueError, match="only valid action is None"):
@@ -78,11 +78,11 @@ def test_max_tickets_ends_the_episode_early_with_terminations():
     assert env.center.flow["arrived"] == 5 and env.center.open_tickets == 0
 
 
-def test_an_illegal_action_through_raw_env_raises_a_clear_error_and_changes_nothing():
-    env = csr_marl.raw_env("standard_day", overrides=SHORT)
+def test_in_strict_mode_an_illegal_action_raises_a_clear_error_and_changes_nothing():
+    env = csr_marl.raw_env("standard_day", overrides=SHORT, strict=True)
     env.reset(seed=0)
     agent, decision = env.agent_selection, env.pending_decision
-    mask = env.observe(agent)["action_mask"]
+    mask = env.infos[agent]["action_mask"]
     illegal = int(np.flatnonzero(mask == 0)[0])
     with pytest.raises(IllegalActionError, match=rf"{agent} \(.*\): action {illegal} .*legal actions"):
         env.step(illegal)
@@ -94,23 +94,33 @@ def test_an_illegal_action_through_raw_env_raises_a_clear_error_and_changes_noth
     env.step(int(np.flatnonzero(mask)[0]))  # the episode goes on
 
 
-def test_with_an_illegal_action_penalty_the_agent_pays_and_decides_again():
-    env = csr_marl.raw_env("standard_day", overrides={**SHORT, "rewards.illegal_action": -0.25, "rewards.mode": "individual"})
+@pytest.mark.parametrize("phase", ["triage", "pick", "work"])
+def test_by_default_an_illegal_action_costs_the_penalty_and_takes_the_fallback(phase):
+    overrides = {**SHORT, "rewards.illegal_action": -0.25, "rewards.mode": "individual"}
+    env, twin = (csr_marl.raw_env("standard_day", overrides=overrides) for _ in range(2))
     env.reset(seed=0)
+    twin.reset(seed=0)
+    policy = masked_random(0)
+    while env.pending_decision.phase.value != phase:
+        action = policy(env.infos[env.agent_selection]["action_mask"])
+        env.step(action)
+        twin.step(action)
     agent, decision = env.agent_selection, env.pending_decision
     noop = env.action_space(agent).n - 1
-    env.step(noop)
-    assert env.agent_selection == agent and env.pending_decision is decision
-    _, reward, _, _, info = env.last()
-    assert reward == pytest.approx(-0.25)
-    assert dict(zip(csr_marl.envs.REWARD_COMPONENTS, info["reward_components"]))["illegal_action"] == -0.25
+    env.step(noop)  # masked: illegal
+    twin.step(decision.fallback())  # what the floor does instead, for free
+    assert env.pending_decision is not decision
     assert env.center.rewards.totals["illegal_action"] == -0.25
+    assert twin.center.rewards.totals["illegal_action"] == 0.0
+    # The same episode goes on; the acting agent alone paid.
+    assert env.center.flow == twin.center.flow and env.agent_selection == twin.agent_selection
+    assert env._cumulative_rewards[agent] == pytest.approx(twin._cumulative_rewards[agent] - 0.25)
 
 
 def test_same_seed_same_episode_different_seed_different_episode():
     def run(seed):
         turns = random_aec_episode(csr_marl.env("standard_day", overrides=SHORT), seed)
-        return [(a, obs["observation"].tobytes(), r, action) for a, obs, r, _, action in turns]
+        return [(a, obs.tobytes(), r, action) for a, obs, r, _, action in turns]
 
     first = run(5)
     assert first == run(5)
@@ -140,7 +150,7 @@ def test_info_carries_sim_time_and_the_time_since_the_agents_last_decision():
     env.reset(seed=4)
     policy = masked_random(4)
     last_decision: dict[str, float] = {}
-    for agent, _observation, reward, info, action in aec_turns(env, lambda a, obs: policy(obs["action_mask"])):
+    for agent, _observation, reward, info, action in aec_turns(env, lambda a, mask: policy(mask)):
         if action is None:
             continue
         now = env.pending_decision.time

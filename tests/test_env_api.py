@@ -127,4 +127,4 @@ def test_pickling_rebuilds_the_environment_from_its_arguments():
     assert copy.scenario == env.scenario
     env.reset()
     copy.reset()
-    np.testing.assert_array_equal(env.observe(env.agent_selection)["observation"], copy.observe(copy.agent_selection)["observation"])
+    np.testing.assert_array_equal(env.observe(env.agent_selection), copy.observe(copy.agent_selection))

@@ -76,7 +76,7 @@ def test_a_copy_of_a_live_env_is_the_same_episode(how: str) -> None:
     assert clone.agent_selection == env.agent_selection
     assert clone.unwrapped.center.now == env.unwrapped.center.now
     a, b = env.observe(env.agent_selection), clone.observe(clone.agent_selection)
-    assert np.array_equal(a["observation"], b["observation"])
+    assert np.array_equal(a, b)
     assert finish(env, 9) == finish(clone, 9)
 
 
@@ -99,4 +99,4 @@ def test_observations_stay_inside_their_box() -> None:
         agent = env.agent_selection
         observation = env.observe(agent)
         assert env.observation_space(agent).contains(observation)
-        env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+        env.step(int(rng.choice(np.flatnonzero(env.infos[agent]["action_mask"]))))

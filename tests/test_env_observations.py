@@ -15,7 +15,7 @@ from csr_marl.sim import Phase
 
 
 def test_every_position_is_named_and_sizes_follow_the_env_card():
-    env = csr_marl.raw_env("standard_day")
+    env = csr_marl.raw_env("standard_day", uniform_spaces=False, flat_observations=False)
     sizes = {role: len(env.feature_names(role)) for role in ("triage", "resolver", "escalation")}
     assert sizes == {"triage": 111, "resolver": 176, "escalation": 176}  # D=32, F=30, K=5
     for agent in env.possible_agents:
@@ -30,14 +30,16 @@ def test_every_position_is_named_and_sizes_follow_the_env_card():
     assert len(env.state_names) == env.state_space.shape[0] == 65 + 32 + 30 + 26 * 5
 
 
-def test_uniform_spaces_pad_with_a_role_one_hot_and_put_the_no_op_last():
-    env = csr_marl.raw_env("standard_day", uniform_spaces=True)
-    assert {env.observation_space(a)["observation"].shape for a in env.possible_agents} == {(179,)}
+def test_by_default_spaces_are_uniform_with_a_role_one_hot_and_the_no_op_last():
+    env = csr_marl.raw_env("standard_day")
+    assert {env.observation_space(a).shape for a in env.possible_agents} == {(179,)}
+    first = env.possible_agents[0]
+    assert all(env.observation_space(a) == env.observation_space(first) for a in env.possible_agents)
     assert {env.action_space(a).n for a in env.possible_agents} == {33}
     assert env.action_names("resolver")[13:15] == ("pad_0", "pad_1")
     env.reset(seed=0)
     for agent in ("triage_0", "resolver_0", "escalation_0"):
-        observation = env.observe(agent)["observation"]
+        observation = env.observe(agent)
         role = agent.split("_")[0]
         assert observation[:3].tolist() == [float(role == r) for r in ("triage", "resolver", "escalation")]
 
@@ -69,7 +71,7 @@ def test_text_features_are_computed_once_per_ticket():
         if ticket is not None:
             tickets.add(ticket)
             assert isinstance(ticket.cache, np.ndarray)
-        env.step(policy(env.observe(agent)["action_mask"]))
+        env.step(policy(env.infos[agent]["action_mask"]))
     assert len(texts) == len(tickets)
 
 
@@ -78,11 +80,11 @@ def test_observations_show_only_what_staff_can_see():
     env.reset(seed=0)
     agent = env.agent_selection
     ticket = env.pending_decision.staff.ticket
-    before = env.observe(agent)["observation"]
+    before = env.observe(agent)
     ticket.true_category, ticket.true_priority = "general", "urgent"
     ticket.facts = {"payment_status": "fraud_suspected"}
     env._driver.encoder.invalidate()
-    np.testing.assert_array_equal(before, env.observe(agent)["observation"])
+    np.testing.assert_array_equal(before, env.observe(agent))
 
 
 def test_revealed_facts_and_steps_done_appear_in_the_ticket_block():
@@ -93,7 +95,7 @@ def test_revealed_facts_and_steps_done_appear_in_the_ticket_block():
     seen = 0
     while env.pending_decision is not None:
         decision = env.pending_decision
-        observation = dict(zip(names, env.observe(decision.agent)["observation"]))
+        observation = dict(zip(names, env.observe(decision.agent)))
         if decision.phase is Phase.WORK:
             ticket = decision.ticket
             for fact, value in ticket.revealed.items():
@@ -113,7 +115,7 @@ def test_pick_observations_show_the_decisions_slots():
     picks = 0
     while env.pending_decision is not None:
         decision = env.pending_decision
-        observation = env.observe(decision.agent)["observation"]
+        observation = env.observe(decision.agent)
         if decision.phase is Phase.PICK:
             picks += 1
             features = dict(zip(names, observation))
@@ -122,7 +124,7 @@ def test_pick_observations_show_the_decisions_slots():
                 assert features[f"slot{i}_priority_{ticket.assigned_priority}"] == 1.0
                 assert features[f"slot{i}_tier_{ticket.tier}"] == 1.0
             assert features["ticket_present"] == 0.0 and features["phase_pick"] == 1.0
-        env.step(policy(env.observe(decision.agent)["action_mask"]))
+        env.step(policy(env.infos[decision.agent]["action_mask"]))
     assert picks >= 10
 
 
@@ -143,7 +145,7 @@ def test_state_is_a_global_vector_with_the_pending_tickets_truth():
         if ticket is not None:
             assert features[f"pending_true_priority_{ticket.true_priority}"] == 1.0
             assert features["pending_needs_escalation"] == float(ticket.requirement.needs_escalation)
-        env.step(policy(env.observe(env.agent_selection)["action_mask"]))
+        env.step(policy(env.infos[env.agent_selection]["action_mask"]))
 
 
 @pytest.mark.parametrize("scenario", ["validation/mmc", "tasks/classify"])

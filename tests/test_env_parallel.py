@@ -1,6 +1,8 @@
-"""The parallel environment: one decision per epoch, no-ops for everyone else, the same core."""
+"""The parallel environment: decision epochs in which every agent whose decision fell due acts."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -8,34 +10,49 @@ from env_helpers import SHORT, masked_random, random_parallel_episode
 
 import csr_marl
 from csr_marl.policies import HeuristicPolicy
-from csr_marl.sim import IllegalActionError
+from csr_marl.sim import IllegalActionError, Phase
 
 
-def test_each_epoch_has_one_decision_and_no_ops_for_everyone_else():
-    env = csr_marl.parallel_env("standard_day", overrides=SHORT)
+def heuristic_parallel_kpis(scenario, seed: int, interval: float) -> dict[str, float]:
+    env = csr_marl.parallel_env(scenario, decision_interval_minutes=interval)
+    env.reset(seed=seed)
+    policy = HeuristicPolicy(scenario, env.center.streams["policy"])
+    while env.agents:
+        env.step({agent: policy(decision) for agent, decision in env.due_decisions.items()})
+    return env.center.result().kpis
+
+
+def test_every_agent_whose_decision_fell_due_in_the_epoch_acts_in_the_step():
+    env = csr_marl.parallel_env("standard_day", overrides=SHORT, decision_interval_minutes=2.0)
     observations, infos = env.reset(seed=1)
     policy = masked_random(1)
+    deciding_per_step = []
     while env.agents:
-        deciding = [a for a, obs in observations.items() if not obs["action_mask"][-1]]
-        assert deciding == [env.pending_decision.agent]
-        for agent, obs in observations.items():
-            mask = obs["action_mask"]
-            assert np.array_equal(infos[agent]["action_mask"], mask)
-            if agent != deciding[0]:
-                assert mask.sum() == 1 and mask[-1] == 1
+        due = env.due_decisions
+        assert due  # epochs with nothing to decide are skipped
+        now = infos[env.agents[0]]["sim_time"]
+        assert now == pytest.approx(2.0 * round(now / 2.0))  # steps fall on the epoch grid
+        assert all(now - 2.0 <= d.time <= now for d in due.values())  # fell due during the epoch
+        for agent, info in infos.items():
+            mask = info["action_mask"]
+            assert info["decision_due"] == (agent in due)
+            if agent in due:
+                assert np.flatnonzero(mask).tolist() == sorted(due[agent].legal) and not mask[-1]
             else:
-                assert np.flatnonzero(mask).tolist() == sorted(env.pending_decision.legal)
-        actions = {a: policy(obs["action_mask"]) for a, obs in observations.items()}
+                assert mask.sum() == 1 and mask[-1] == 1  # only the no-op
+        deciding_per_step.append(len(due))
+        actions = {a: policy(info["action_mask"]) for a, info in infos.items()}
         observations, rewards, terminations, truncations, infos = env.step(actions)
         assert set(observations) == set(rewards) == set(truncations) == set(env.possible_agents)
     assert all(truncations.values()) and not any(terminations.values())
+    assert max(deciding_per_step) >= 3
 
 
 def test_same_seed_same_epochs():
     def run(seed):
         env = csr_marl.parallel_env("tasks/queue5")
         return [
-            (actions, {a: obs["observation"].tobytes() for a, obs in observations.items()}, rewards)
+            (actions, {a: obs.tobytes() for a, obs in observations.items()}, rewards)
             for actions, observations, rewards, _ in random_parallel_episode(env, seed)
         ]
 
@@ -43,33 +60,75 @@ def test_same_seed_same_epochs():
     assert run(2) != run(3)
 
 
-def test_a_waiting_agent_may_only_take_the_no_op():
-    env = csr_marl.parallel_env("standard_day", overrides=SHORT)
+def test_waiting_agents_may_be_left_out_and_their_actions_are_ignored():
+    def first_steps(actions_for):
+        env = csr_marl.parallel_env("standard_day", overrides=SHORT)
+        env.reset(seed=0)
+        policy = HeuristicPolicy(env.scenario, env.center.streams["policy"])
+        for _ in range(30):
+            env.step(actions_for(env, {a: policy(d) for a, d in env.due_decisions.items()}))
+        return env.center.flow, env.center.now
+
+    only_due = first_steps(lambda env, due: due)
+    everyone = first_steps(lambda env, due: {**{a: 0 for a in env.agents}, **due})
+    assert only_due == everyone
+
+
+def test_refused_steps_name_the_problem_and_change_nothing():
+    env = csr_marl.parallel_env("standard_day", overrides=SHORT, strict=True)
     env.reset(seed=0)
-    acting = env.pending_decision.agent
-    legal = env.pending_decision.legal[0]
-    waiting = next(a for a in env.agents if a != acting)
+    acting, decision = next(iter(env.due_decisions.items()))
+    waiting = next(a for a in env.agents if a not in env.due_decisions)
     actions = {a: env.action_space(a).n - 1 for a in env.agents}
-    actions[acting] = legal
+    actions.update({a: d.legal[0] for a, d in env.due_decisions.items()})
     with pytest.raises(IllegalActionError, match=f"{waiting} has nothing to decide"):
         env.step({**actions, waiting: 0})
+    with pytest.raises(IllegalActionError, match=f"{acting} .*legal actions"):
+        env.step({**actions, acting: env.action_space(acting).n - 1})
     with pytest.raises(ValueError, match=f"no action for {acting}"):
         env.step({a: v for a, v in actions.items() if a != acting})
     with pytest.raises(ValueError, match="unknown agent"):
         env.step({**actions, "manager_0": 0})
+    assert env.pending_decision is decision
     env.step(actions)  # nothing was applied by the refused steps
 
 
-def test_heuristic_through_the_parallel_env_gives_the_same_kpis_as_simulate():
-    scn = csr_marl.load_scenario("standard_day", overrides={"horizon_minutes": 90})
-    env = csr_marl.parallel_env(scn)
-    env.reset(seed=4)
-    policy = HeuristicPolicy(scn, env.center.streams["policy"])
+def test_two_picks_of_one_ticket_go_to_the_decision_that_fell_due_first():
+    busy = {"staffing": {"triage": 0, "resolver": 6, "escalation": 1}}  # tickets queue for resolvers
+    env = csr_marl.parallel_env("standard_day", overrides=busy, decision_interval_minutes=3.0)
+    env.reset(seed=0)
+    policy = HeuristicPolicy(env.scenario, env.center.streams["policy"])
     while env.agents:
-        actions = {a: env.action_space(a).n - 1 for a in env.agents}
-        actions[env.pending_decision.agent] = policy(env.pending_decision)
-        env.step(actions)
-    assert env.center.result().flow == csr_marl.simulate(scn, policy="heuristic", seed=4).flow
+        picks = [d for d in env.due_decisions.values() if d.phase is Phase.PICK and d.role == "resolver"]
+        if len(picks) >= 2 and len(picks[0].slots) >= 2:
+            break
+        env.step({a: policy(d) for a, d in env.due_decisions.items()})
+    else:
+        pytest.fail("no epoch with two resolvers picking")
+    first, second = picks[:2]
+    assert first.time <= second.time
+    wanted, next_in_line = first.slots[0], first.slots[1]
+    actions = {a: policy(d) for a, d in env.due_decisions.items()}
+    actions[first.agent] = actions[second.agent] = 0  # both want the same ticket
+    env.step(actions)
+    assert first.staff.ticket is wanted
+    assert second.staff.ticket is next_in_line
+
+
+def test_kpis_converge_to_the_aec_envs_as_the_interval_shrinks():
+    scn = csr_marl.load_scenario("standard_day", overrides={"horizon_minutes": 120})
+    seeds = range(3)
+    aec = [csr_marl.simulate(scn, policy="heuristic", seed=s).kpis for s in seeds]
+
+    def gap(interval: float) -> float:
+        runs = [heuristic_parallel_kpis(scn, s, interval) for s in seeds]
+        return sum(
+            abs(r[k] - a[k]) for r, a in zip(runs, aec) for k in ("service_level_first_response", "asa_minutes")
+        )
+
+    gaps = [gap(interval) for interval in (2.0, 0.5, 0.05, 0.001)]
+    assert gaps == sorted(gaps, reverse=True) and gaps[0] > 1.0
+    assert gaps[-1] < 0.05
 
 
 def test_max_tickets_ends_with_terminations_in_the_parallel_api():
@@ -77,7 +136,29 @@ def test_max_tickets_ends_with_terminations_in_the_parallel_api():
     env.reset(seed=0)
     policy = HeuristicPolicy(env.scenario)
     while env.agents:
-        actions = {a: env.action_space(a).n - 1 for a in env.agents}
-        actions[env.pending_decision.agent] = policy(env.pending_decision)
-        _, _, terminations, truncations, _ = env.step(actions)
+        _, _, terminations, truncations, _ = env.step({a: policy(d) for a, d in env.due_decisions.items()})
     assert all(terminations.values()) and not any(truncations.values())
+
+
+def test_max_cycles_truncates_after_that_many_steps_in_both_apis():
+    par = csr_marl.parallel_env("standard_day", max_cycles=7)
+    par.reset(seed=0)
+    steps = 0
+    while par.agents:
+        _, _, terminations, truncations, _ = par.step({a: d.legal[0] for a, d in par.due_decisions.items()})
+        steps += 1
+    assert steps == 7 and all(truncations.values()) and not any(terminations.values())
+    assert par.center.done and par.center.end_time < 480
+    kpis = par.center.result().kpis
+    assert all(0.0 <= kpis[k] <= 1.0 for k in ("service_level", "occupancy_resolver") if not math.isnan(kpis[k]))
+
+    aec = csr_marl.env("standard_day", max_cycles=3)  # cyclic turns: every agent acts once per epoch
+    aec.reset(seed=0)
+    turns = dict.fromkeys(aec.possible_agents, 0)
+    for agent in aec.agent_iter():
+        _, _, terminated, truncated, info = aec.last()
+        turns[agent] += 1
+        aec.step(None if terminated or truncated else int(np.flatnonzero(info["action_mask"])[0]))
+    assert set(turns.values()) == {4}  # three cycles and the dead step
+    with pytest.raises(ValueError, match="max_cycles"):
+        csr_marl.env("standard_day", max_cycles=3, turns="event")

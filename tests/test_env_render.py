@@ -13,7 +13,7 @@ def test_ansi_shows_the_clock_queues_staff_and_kpis():
     env.reset(seed=0)
     policy = masked_random(0)
     for _ in range(80):
-        env.step(policy(env.observe(env.agent_selection)["action_mask"]))
+        env.step(policy(env.infos[env.agent_selection]["action_mask"]))
     text = env.render()
     minute = int(env.center.now)
     assert f"{minute // 60}:{minute % 60:02d}" in text
@@ -33,7 +33,7 @@ def test_waiting_tickets_show_priority_tier_and_wait():
     env.reset(seed=0)
     policy = masked_random(0)
     while env.center.queues["resolver"].size < 3:
-        env.step(policy(env.observe(env.agent_selection)["action_mask"]))
+        env.step(policy(env.infos[env.agent_selection]["action_mask"]))
     resolver_line = next(line for line in env.render().splitlines() if line.strip().startswith("resolver "))
     ticket = env.center.queues["resolver"].head()
     assert f"#{ticket.id} {ticket.assigned_priority}/{ticket.tier}" in resolver_line and "m," in resolver_line

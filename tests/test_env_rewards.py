@@ -6,7 +6,7 @@ import math
 from collections import defaultdict
 
 import pytest
-from env_helpers import SHORT, aec_turns, masked_random
+from env_helpers import SHORT, aec_turns, masked_random, random_parallel_episode
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -81,7 +81,7 @@ def _spied_episode(mode: str, seed: int = 3, share: float = 0.5):
     env.reset(seed=seed)
     policy = masked_random(seed)
     totals = defaultdict(float)
-    for agent, _, reward, _, _ in aec_turns(env, lambda a, obs: policy(obs["action_mask"])):
+    for agent, _, reward, _, _ in aec_turns(env, lambda a, mask: policy(mask)):
         totals[agent] += reward  # what accrued since the agent's last turn
     return totals, booked, env
 
@@ -109,20 +109,20 @@ def test_individual_and_mixed_modes_follow_attribution(share):
 
 def test_parallel_rewards_are_what_accrued_in_each_epoch():
     env = csr_marl.parallel_env("standard_day", overrides={**SHORT, "rewards.mode": "individual"})
-    observations, _ = env.reset(seed=8)
-    policy = masked_random(8)
+    booked: list[tuple[str, str | None, float]] = []
+    add = env._driver.account.add
+    env._driver.account.add = lambda entries: (booked.extend(entries), add(entries))[1]
     totals = defaultdict(float)
-    while env.agents:
-        acting = env.pending_decision.agent  # the same draws as the AEC episode below
-        actions = {a: env.action_space(a).n - 1 for a in env.agents}
-        actions[acting] = policy(observations[acting]["action_mask"])
-        observations, rewards, _, _, infos = env.step(actions)
+    for _, _, rewards, infos in random_parallel_episode(env, seed=8):
         for agent, reward in rewards.items():
             assert math.fsum(infos[agent]["reward_components"]) == reward
             totals[agent] += reward
-    aec_totals, _, _ = _spied_episode("individual", seed=8)
+    team_wide = sum(v for _, who, v in booked if who is None)
+    assert team_wide < 0  # waiting and abandonment reached everyone
     for agent in env.possible_agents:
-        assert totals[agent] == pytest.approx(aec_totals[agent], abs=1e-6)
+        own = sum(v for _, who, v in booked if who == agent)
+        assert totals[agent] == pytest.approx(own + team_wide, abs=1e-6), agent
+    assert sum(v for _, _, v in booked) == pytest.approx(env.center.result().team_return, abs=1e-9)
 
 
 def test_rewards_accrued_before_the_first_decision_reach_the_first_step():

@@ -16,7 +16,7 @@ def test_random_masked_episodes_keep_every_ticket_accounted_for(scenario):
     env.reset(seed=0)
     policy = masked_random(0)
     for turn, (_, observation, _, _, action) in enumerate(
-        aec_turns(env, lambda agent, obs: policy(obs["action_mask"]))
+        aec_turns(env, lambda agent, mask: policy(mask))
     ):
         if action is not None:
             assert int(action) in env.pending_decision.legal  # the mask admits only what the core accepts
@@ -38,7 +38,7 @@ def test_classify_is_triage_alone():
     env = csr_marl.raw_env("tasks/classify")
     assert env.possible_agents == ["triage_0"]
     env.reset(seed=0)
-    mask = env.observe("triage_0")["action_mask"]
+    mask = env.infos["triage_0"]["action_mask"]
     assert mask[:32].reshape(-1, 2)[:, 1].sum() == 0  # nobody at the desk: the route is fixed
     assert mask[:32].sum() == 16
 
@@ -49,7 +49,7 @@ def test_resolve_is_one_resolver_working_tickets_with_step_rewards():
     env.reset(seed=0)
     policy = masked_random(0)
     components = dict.fromkeys(csr_marl.envs.REWARD_COMPONENTS, 0.0)
-    for _, _, _, info, _ in aec_turns(env, lambda agent, obs: policy(obs["action_mask"])):
+    for _, _, _, info, _ in aec_turns(env, lambda agent, mask: policy(mask)):
         for name, value in zip(csr_marl.envs.REWARD_COMPONENTS, info["reward_components"]):
             components[name] += value
     assert components["step"] != 0.0 and components["abandonment"] == 0.0

@@ -32,13 +32,14 @@ def test_views_behave_like_dicts_for_writers() -> None:
     env = csr_marl.raw_env("tasks/classify", overrides=SHORT)
     env.reset(seed=0)
     agent = env.agent_selection
+    legal = int(np.flatnonzero(env.infos[agent]["action_mask"])[0])
     env._cumulative_rewards[agent] += 5.0
     assert env.last()[1] == pytest.approx(5.0)
     env.rewards.update({agent: 2.0})
     assert env.rewards[agent] == 2.0 and dict(env.rewards)[agent] == 2.0
     env.infos[agent] = {"note": 1}
     assert env.infos[agent] == {"note": 1}
-    env.step(int(np.flatnonzero(env.observe(agent)["action_mask"])[0]))
+    env.step(legal)
     # The environment moved on: values come from the simulation again.
     assert "action_mask" in env.infos[env.agent_selection]
 

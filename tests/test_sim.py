@@ -181,14 +181,15 @@ def test_illegal_action_raises_with_a_clear_message() -> None:
     center.decide(d.legal[0])  # still pending after the refusal
 
 
-def test_illegal_action_penalty_when_configured() -> None:
+def test_the_core_refuses_an_illegal_action_whatever_the_penalty() -> None:
+    # The penalty and the fallback belong to the environment; the core never guesses.
     scn = load_scenario("standard_day", overrides={"rewards.illegal_action": -1.0})
     center = ContactCenter(scn, seed=0, track_rewards=True)
     d = center.next_decision()
-    center.decide(999)
+    with pytest.raises(IllegalActionError):
+        center.decide(999)
     assert center.pending is d
-    assert ("illegal_action", d.agent, -1.0) in center.rewards.drain()
-
+    assert not any(entry[0] == "illegal_action" for entry in center.rewards.drain())
 
 def test_max_tickets_ends_the_episode_early() -> None:
     scn = load_scenario("mmc", overrides={"max_tickets": 25, "warmup_minutes": 0})

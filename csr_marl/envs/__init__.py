@@ -155,15 +155,45 @@ from __future__ import annotations
 
 from typing import Any
 
+from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 
 from ..sim.rewards import COMPONENTS as REWARD_COMPONENTS
 from .aec import ContactCenterAEC
-from .common import METADATA, ScenarioLike
+from .common import DEFAULT_DECISION_INTERVAL, METADATA, ScenarioLike
 from .parallel import ContactCenterParallel
 
-raw_env = ContactCenterAEC  # PettingZoo's convention: the unwrapped AEC class
 parallel_env = ContactCenterParallel
+TURNS = ("event", "cycle")
+
+
+def raw_env(
+    scenario: ScenarioLike = "standard_day",
+    seed: int | None = None,
+    render_mode: str | None = None,
+    *,
+    turns: str | None = None,
+    max_cycles: int | None = None,
+    **options: Any,
+) -> AECEnv:
+    """The AEC environment, unwrapped (PettingZoo's ``raw_env``).
+
+    ``turns="event"`` (the default): one turn per decision, the agent whose decision is due.
+    ``turns="cycle"`` (the default when ``max_cycles`` is given): every live agent takes one turn per
+    decision epoch, as in PettingZoo's cyclic environments -- the parallel API played one agent at a
+    time (PettingZoo's ``parallel_to_aec``), truncated after ``max_cycles`` epochs if given.
+    """
+    turns = turns if turns is not None else ("event" if max_cycles is None else "cycle")
+    if turns == "event":
+        if max_cycles is not None:
+            raise ValueError("max_cycles counts cycles in which every agent acts: use turns='cycle' with it")
+        return ContactCenterAEC(scenario, seed, render_mode, **options)
+    if turns == "cycle":
+        return parallel_to_aec_wrapper(
+            ContactCenterParallel(scenario, seed, render_mode, max_cycles=max_cycles, **options)
+        )
+    raise ValueError(f"turns must be one of {TURNS}, got {turns!r}")
 
 
 def env(
@@ -172,15 +202,17 @@ def env(
     render_mode: str | None = None,
     **options: Any,
 ) -> wrappers.OrderEnforcingWrapper:
-    """The AEC environment in PettingZoo's standard checking wrappers."""
+    """The AEC environment in PettingZoo's standard checking wrappers (arguments as :func:`raw_env`)."""
     aec: Any = raw_env(scenario, seed, render_mode, **options)
     aec = wrappers.AssertOutOfBoundsWrapper(aec)
     return wrappers.OrderEnforcingWrapper(aec)
 
 
 __all__ = [
+    "DEFAULT_DECISION_INTERVAL",
     "METADATA",
     "REWARD_COMPONENTS",
+    "TURNS",
     "ContactCenterAEC",
     "ContactCenterParallel",
     "env",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -18,6 +19,7 @@ from .driver import CenterDriver
 from .render import floor_text
 
 ScenarioLike = str | os.PathLike[str] | Scenario
+DEFAULT_DECISION_INTERVAL = 1.0  # minutes per decision epoch of the parallel API
 METADATA: dict[str, Any] = {
     "name": "csr_marl_v0",
     "render_modes": ["ansi", "human"],
@@ -47,22 +49,29 @@ class CenterEnvBase(EzPickle):
         render_mode: str | None = None,
         *,
         overrides: Mapping[str, Any] | None = None,
-        uniform_spaces: bool = False,
-        flat_observations: bool = False,
+        uniform_spaces: bool = True,
+        flat_observations: bool = True,
+        strict: bool = False,
+        decision_interval_minutes: float = DEFAULT_DECISION_INTERVAL,
     ) -> None:
         # Pickles as its arguments: a copy is a fresh environment (for worker processes).
         EzPickle.__init__(
             self, scenario, seed, render_mode,
             overrides=overrides, uniform_spaces=uniform_spaces, flat_observations=flat_observations,
+            strict=strict, decision_interval_minutes=decision_interval_minutes,
         )
         if render_mode is not None and render_mode not in METADATA["render_modes"]:
             raise ValueError(
                 f"render_mode {render_mode!r} is not supported; choose one of {METADATA['render_modes']} or None"
             )
+        interval = decision_interval_minutes
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not 0 < interval < math.inf:
+            raise ValueError(f"decision_interval_minutes must be a positive number of minutes, got {interval!r}")
         self.render_mode = render_mode
         self.scenario = resolve_scenario(scenario, overrides)
         self._driver = CenterDriver(
-            self.scenario, uniform_spaces=uniform_spaces, flat_observations=flat_observations, seed=seed
+            self.scenario, uniform_spaces=uniform_spaces, flat_observations=flat_observations,
+            strict=strict, interval=float(interval), seed=seed,
         )
         layout = self._driver.layout
         roles = self._driver.role_of
@@ -123,8 +132,14 @@ class CenterEnvBase(EzPickle):
 
     @property
     def pending_decision(self) -> Decision | None:
-        """The core's pending decision (what a built-in policy answers); None once the episode ended."""
+        """The core's pending decision (what a built-in policy answers); None once the episode ended.
+        In the parallel API, the first of :attr:`due_decisions`."""
         return self._driver.decision
+
+    @property
+    def due_decisions(self) -> dict[str, Decision]:
+        """Every decision waiting for an answer, by agent (one in AEC; an epoch's in the parallel API)."""
+        return dict(self._driver.due)
 
     def feature_names(self, agent_or_role: str) -> tuple[str, ...]:
         """The name of every position of an agent's (or a role's) observation vector."""

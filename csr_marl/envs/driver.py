@@ -7,6 +7,7 @@ layers over it that differ only in how they present turns.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -28,16 +29,27 @@ def agent_names(scenario: Scenario) -> list[str]:
 
 
 class CenterDriver:
+    """One episode of the core as the environments present it.
+
+    ``strict``: an illegal action raises :class:`IllegalActionError` and changes nothing; otherwise it
+    costs ``rewards.illegal_action`` and the decision takes its fallback (:meth:`Decision.fallback`).
+    ``interval``: the decision epoch in minutes, for :meth:`act_epoch` (the parallel API).
+    """
+
     def __init__(
         self,
         scenario: Scenario,
         *,
-        uniform_spaces: bool = False,
-        flat_observations: bool = False,
+        uniform_spaces: bool = True,
+        flat_observations: bool = True,
+        strict: bool = False,
+        interval: float = 1.0,
         seed: int | None = None,
     ) -> None:
         self.scenario = scenario
         self.flat = flat_observations
+        self.strict = strict
+        self.interval = interval
         self.layout = Layout(scenario, load_ticket_bank(scenario.tickets.bank), uniform_spaces)
         self.agents = agent_names(scenario)
         self.role_of = {agent: agent.rsplit("_", 1)[0] for agent in self.agents}
@@ -46,20 +58,24 @@ class CenterDriver:
         self.account = RewardAccount(scenario.rewards)
         self.illegal_penalty = scenario.rewards.illegal_action
         self.center: ContactCenter | None = None
-        self.decision: Decision | None = None
+        self.decision: Decision | None = None  # the AEC turn's decision (the first due in epochs)
+        self.due: dict[str, Decision] = {}  # every decision waiting, by agent, in the order they fell due
         self.staff: dict[str, Staff] = {}
         self.last_decided: dict[str, float] = {}
         self.version = 0  # counts moves of the core, for caches
+        self.epochs = 0  # parallel steps taken this episode
+        self.stopped = False  # truncated before the horizon by the environment (max_cycles)
+        self._boundary = 0.0  # the current decision epoch's end
         self._first_seed = seed
         self._seeds: np.random.Generator | None = None
         self.episode_seed: int | None = None
-        self._mask = np.zeros(0, np.int8)  # the pending decision's mask, for self._mask_version
-        self._mask_version = -1
+        self._masks: dict[str, tuple[int, np.ndarray]] = {}  # per agent: (version, mask)
 
     # --- episodes -------------------------------------------------------------------------------
-    def start(self, seed: int | None = None) -> None:
+    def start(self, seed: int | None = None, *, epochs: bool = False) -> None:
         """A new episode. ``seed`` seeds the core's streams exactly as ``simulate(seed=...)`` does;
-        without one, the episode's seed is drawn from the last seed given (or the constructor's)."""
+        without one, the episode's seed is drawn from the last seed given (or the constructor's).
+        With ``epochs`` the core runs to the first decision epoch with a decision in it."""
         if seed is None:
             seed = self._next_seed()
         else:
@@ -69,11 +85,15 @@ class CenterDriver:
         self.staff = {staff.name: staff for staff in self.center.staff}
         self.account.reset()
         self.last_decided = {}
+        self.epochs = 0
+        self.stopped = False
+        self._boundary = 0.0
         # Rewards accrued before the first decision stay in the ledger and reach the first step
         # (PettingZoo starts every episode with zero rewards).
-        self.decision = self.center.next_decision()
-        self.encoder.invalidate()
-        self.version += 1
+        if epochs:
+            self._next_epoch()
+        else:
+            self._set_due(self.center.next_decision())
 
     def _next_seed(self) -> int:
         if self._seeds is None:
@@ -85,79 +105,118 @@ class CenterDriver:
 
     @property
     def ended(self) -> bool:
-        return self.decision is None
+        return self.center is not None and self.center.done
 
     @property
     def ended_early(self) -> bool:
         """The episode ended before the horizon (``max_tickets`` reached, every ticket closed)."""
         center = self.center
-        return center is not None and center.end_time is not None and center.end_time < center.horizon
+        return (
+            center is not None and center.end_time is not None and center.end_time < center.horizon
+            and not self.stopped
+        )
+
+    def _set_due(self, *decisions: Decision | None) -> None:
+        self.due = {d.agent: d for d in decisions if d is not None}
+        self.decision = next(iter(self.due.values()), None)
+        self.encoder.invalidate()
+        self.version += 1
+
+    def _next_epoch(self) -> None:
+        """Run the core epoch by epoch until one ends with a decision due (or the episode ends)."""
+        center = self.center
+        assert center is not None
+        due: list[Decision] = []
+        while not due and not center.done:
+            self._boundary += self.interval
+            due = center.run_until(self._boundary)
+        self._set_due(*due)
 
     # --- acting ---------------------------------------------------------------------------------
     def act(self, action: Any) -> None:
         """The agent whose decision is due takes its turn: answer, then run the core to the next one.
 
         The step's rewards start from zero, and so does the acting agent's reward since its last turn.
-        An action the core would refuse raises :class:`IllegalActionError` before anything changes,
-        or, if the scenario sets ``rewards.illegal_action``, costs that penalty and leaves the same
-        decision pending.
         """
         decision, center = self.decision, self.center
         assert decision is not None and center is not None
-        staff = decision.staff
-        index = int(action)
-        in_core = 0 <= index < self._core_actions[staff.role]
-        if not (in_core and index in decision.legal) and self.illegal_penalty is None:
-            layout = self.layout.roles_layout[staff.role]
-            raise IllegalActionError(_why_illegal(decision, layout.core_actions, layout.noop, index))
-        agent, account = staff.name, self.account
-        account.turn(agent)
-        if in_core:
-            center.decide(index)  # the core books the penalty for an illegal index itself
-        else:
-            self.penalise(agent)
-        if center.pending is None:
-            self.last_decided[agent] = decision.time
-        self.decision = center.next_decision()
-        # The core has moved: book its rewards, and what agents see is to be computed again.
-        account.add(center.rewards.drain())
-        self.encoder.invalidate()
-        self.version += 1
+        index = self._checked(decision, int(action))
+        agent = decision.agent
+        self.account.turn(agent)
+        self._answer(decision, index)
+        self._set_due(center.next_decision())
+        self.account.add(center.rewards.drain())
 
-    def wait(self, agent: str, action: Any) -> None:
-        """A waiting agent's action in the parallel API: the no-op, else illegal (raise or penalty)."""
+    def act_epoch(self, actions: Mapping[str, int]) -> None:
+        """One parallel step: every due decision is answered (in the order they fell due, which
+        settles two picks of one ticket), waiting agents' actions are checked, and the core runs to
+        the next decision epoch with a decision in it. Nothing changes if an action is refused."""
+        center = self.center
+        assert center is not None
+        answers = [(d, self._checked(d, actions[agent])) for agent, d in self.due.items()]
+        for agent, action in actions.items():
+            if agent not in self.due:
+                self._waiting(agent, action)
+        self.account.begin_step()
+        for decision, index in answers:
+            self._answer(decision, index)
+        self.epochs += 1
+        self._next_epoch()
+        self.account.add(center.rewards.drain())
+
+    def stop(self) -> None:
+        """Truncate the episode now (``max_cycles``): the core's KPIs cover the minutes so far."""
+        assert self.center is not None
+        self.center.stop()
+        self.stopped = True
+        self._set_due()
+        self.account.add(self.center.rewards.drain())
+
+    def _checked(self, decision: Decision, index: int) -> int:
+        """``index`` if legal; else the decision's fallback (-1 - fallback), or a raise when strict."""
+        if 0 <= index < self._core_actions[decision.role] and index in decision.legal:
+            return index
+        if self.strict:
+            layout = self.layout.roles_layout[decision.role]
+            raise IllegalActionError(_why_illegal(decision, layout.core_actions, layout.noop, index))
+        return -1 - decision.fallback()
+
+    def _answer(self, decision: Decision, index: int) -> None:
+        """Answer a decision (a checked index: negative for an illegal action's fallback)."""
+        center = self.center
+        assert center is not None
+        if index < 0:
+            center.rewards.add("illegal_action", self.illegal_penalty, decision.agent)
+            index = -1 - index
+        self.last_decided[decision.agent] = center.env.now
+        center.decide(index, decision)
+
+    def _waiting(self, agent: str, action: int) -> None:
+        """An agent with nothing to decide: its action is ignored (only the no-op is unmasked);
+        in strict mode anything but the no-op raises."""
         noop = self.layout.roles_layout[self.role_of[agent]].noop
-        if int(action) == noop:
-            return
-        if self.illegal_penalty is None:
+        if self.strict and int(action) != noop:
             raise IllegalActionError(
                 f"{agent} has nothing to decide now: only the no-op ({noop}) is legal, got {int(action)}"
             )
-        self.penalise(agent)
-
-    def penalise(self, agent: str) -> None:
-        """Book the illegal-action penalty for an action the core never sees (no-op, padding)."""
-        assert self.center is not None and self.illegal_penalty is not None
-        self.center.rewards.add("illegal_action", self.illegal_penalty, agent)
 
     # --- what agents see ------------------------------------------------------------------------
     def mask(self, agent: str, noop: bool) -> np.ndarray:
         """The agent's action mask: its decision's legal actions, else nothing (AEC) or the no-op."""
-        decision = self.decision
-        if decision is not None and decision.staff.name == agent:
-            if self._mask_version != self.version:
-                self._mask = self.encoder.mask(self.layout.roles_layout[decision.staff.role], decision)
-                self._mask_version = self.version
-            return self._mask
-        return self.encoder.idle_mask(self.role_of[agent], noop)
+        decision = self.due.get(agent)
+        if decision is None:
+            return self.encoder.idle_mask(self.role_of[agent], noop)
+        cached = self._masks.get(agent)
+        if cached is None or cached[0] != self.version:
+            cached = self._masks[agent] = (
+                self.version, self.encoder.mask(self.layout.roles_layout[decision.role], decision)
+            )
+        return cached[1]
 
     def observation(self, agent: str, mask: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
         """The agent's observation: the vector, with its mask unless observations are flat."""
         assert self.center is not None
-        decision = self.decision
-        if decision is not None and decision.staff.name != agent:
-            decision = None
-        vector = self.encoder.observe(self.center, self.staff[agent], decision)
+        vector = self.encoder.observe(self.center, self.staff[agent], self.due.get(agent))
         return vector if self.flat else {"observation": vector, "action_mask": mask}
 
     def info(self, agent: str, mask: np.ndarray, components: np.ndarray) -> dict[str, Any]:
@@ -165,6 +224,7 @@ class CenterDriver:
         now = self.center.env.now
         return {
             "action_mask": mask,
+            "decision_due": agent in self.due,
             "sim_time": now,
             "time_since_last_decision": now - self.last_decided.get(agent, 0.0),
             "reward_components": components,

@@ -1,10 +1,12 @@
-"""The parallel environment: every live agent acts at every step (an epoch of one decision).
+"""The parallel environment: decision epochs, in which every agent whose decision fell due acts.
 
-The core pauses at one decision at a time, and the next decision can depend on how this one is
-answered (a resolver who picks a ticket takes it out of everyone else's view), so an epoch holds
-exactly one real decision: the agent whose decision is due chooses; every other agent has only the
-no-op unmasked. Rewards are what accrued during the step. A step costs O(number of agents) here,
-because every agent receives an observation; the AEC API's steps do not grow with the team.
+The core runs for one epoch (``decision_interval_minutes``, default 1 minute, on a fixed grid from
+minute 0); every staff member whose decision fell due meanwhile waits for the epoch's end, and then all
+of them act in the same step. Epochs in which nothing falls due are skipped, so every step holds at
+least one real decision. Agents with nothing to decide have only the no-op unmasked and
+``info["decision_due"] == False``; their actions are ignored and may be left out of the actions dict.
+Two picks of the same ticket in one step: the decision that fell due first gets it; the other takes
+the first of its visible tickets still waiting (or, if none is, waits for work again).
 """
 
 from __future__ import annotations
@@ -14,19 +16,37 @@ from typing import Any
 
 from pettingzoo import ParallelEnv
 
-from .common import CenterEnvBase, as_action
+from .common import DEFAULT_DECISION_INTERVAL, CenterEnvBase, ScenarioLike, as_action
 
 
 class ContactCenterParallel(CenterEnvBase, ParallelEnv):
     """PettingZoo parallel environment over the contact-center core (see :mod:`csr_marl.envs`)."""
 
+    def __init__(
+        self,
+        scenario: ScenarioLike = "standard_day",
+        seed: int | None = None,
+        render_mode: str | None = None,
+        *,
+        max_cycles: int | None = None,
+        decision_interval_minutes: float = DEFAULT_DECISION_INTERVAL,
+        **options: Any,
+    ) -> None:
+        if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1):
+            raise ValueError(f"max_cycles must be a positive integer or None, got {max_cycles!r}")
+        super().__init__(
+            scenario, seed, render_mode, decision_interval_minutes=decision_interval_minutes, **options
+        )
+        self._ezpickle_kwargs["max_cycles"] = max_cycles  # copies keep the cap
+        self.max_cycles = max_cycles
+
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        self._driver.start(seed)
+        self._driver.start(seed, epochs=True)
         self._begin_episode()
         # An episode with nothing to decide (nobody ever needs a choice) is over at once.
-        self.agents = self.possible_agents.copy() if self._driver.decision is not None else []
+        self.agents = self.possible_agents.copy() if not self._driver.ended else []
         return self._observations_and_infos()
 
     def step(self, actions: Mapping[str, Any]) -> tuple[
@@ -38,25 +58,24 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
     ]:
         driver = self._driver
         self._require_reset()
-        if driver.decision is None:
+        if not self.agents:
             raise RuntimeError("the episode has ended: call reset()")
-        acting = driver.decision.agent
-        if acting not in actions:
-            raise ValueError(f"no action for {acting}, whose decision is due (actions: {sorted(actions)})")
+        missing = [agent for agent in driver.due if agent not in actions]
+        if missing:
+            raise ValueError(f"no action for {', '.join(missing)}, whose decision is due (actions: {sorted(actions)})")
         chosen = {}
         for agent, action in actions.items():
             if agent not in driver.role_of:
                 raise ValueError(f"unknown agent {agent!r}")
             chosen[agent] = as_action(agent, action)
-        for agent, index in chosen.items():
-            if agent != acting:
-                driver.wait(agent, index)
-        driver.act(chosen[acting])
+        driver.act_epoch(chosen)
         self._history.append(chosen)
+        if self.max_cycles is not None and driver.epochs >= self.max_cycles and not driver.ended:
+            driver.stop()
         agents = self.agents
         observations, infos = self._observations_and_infos()
         rewards = {agent: driver.account.last_step(agent) for agent in agents}
-        ended = driver.decision is None
+        ended = driver.ended
         terminations = dict.fromkeys(agents, ended and driver.ended_early)
         truncations = dict.fromkeys(agents, ended and not driver.ended_early)
         if ended:

@@ -10,6 +10,14 @@ Drive it with :meth:`ContactCenter.next_decision` / :meth:`ContactCenter.decide`
 The simulation runs between decisions and pauses whenever a staff member needs one; at most one decision
 is pending at a time, and its order is the deterministic order of the event queue. A decision with a
 single legal action is taken without asking (nobody is asked when there is nothing to decide).
+
+Decision epochs (the parallel API) drive it with :meth:`ContactCenter.run_until` instead: the core runs
+to the epoch's end and every decision that fell due meanwhile waits there, to be answered together
+(:meth:`ContactCenter.decide` with the decision, in the order they fell due)::
+
+    while (due := center.run_until(center.now + 2.0)) or not center.done:
+        for decision in due:
+            center.decide(my_policy(decision), decision)
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from .queues import TicketQueue
 from .random import RandomStreams, Sampler, UniformStream, make_sampler
 from .result import SimulationResult
 from .rewards import RewardLedger, WaitingMeter
-from .staff import Staff, shift_process, staff_process
+from .staff import PICK_ACTIONS, Staff, shift_process, staff_process
 from .tickets import Ticket, TicketFactory
 
 
@@ -99,8 +107,8 @@ class ContactCenter:
             a for a in range(len(PRIORITIES) * 8)
             if self.peak["escalation"] > 0 or a % 2 == 0
         ]
-        self._pending: Decision | None = None
-        self.answer_event: simpy.Event | None = None
+        self._due: list[Decision] = []  # decisions waiting for an answer, in the order they fell due
+        self.answer_event: simpy.Event | None = None  # the event of the latest decision asked
         self._new_arrivals = 0
         self._arrivals_done = False
         self._returns_pending = 0
@@ -119,7 +127,13 @@ class ContactCenter:
 
     @property
     def pending(self) -> Decision | None:
-        return self._pending
+        """The decision waiting for an answer (the first of them, in decision epochs)."""
+        return self._due[0] if self._due else None
+
+    @property
+    def due(self) -> list[Decision]:
+        """Every decision waiting for an answer, in the order they fell due."""
+        return list(self._due)
 
     def next_decision(self) -> Decision | None:
         """Run until a decision is due and return it; ``None`` once the episode has ended."""
@@ -129,38 +143,105 @@ class ContactCenter:
         horizon = self.horizon
         step = env.step
         events = env._queue  # SimPy's event heap: peeking it directly halves the loop's overhead
+        due = self._due
         early_end = self.scenario.max_tickets is not None
-        while self._pending is None:
-            if early_end and self._arrivals_done and self._returns_pending == 0 and self.open_tickets == 0:
+        while not due:
+            if early_end and self._all_closed():
                 self._finish(env.now)  # every ticket of a max_tickets episode is closed
                 return None
             if not events or events[0][0] >= horizon:
                 self._finish(horizon)
                 return None
             step()
-        now = env.now
+        self._settle(env.now)
+        return due[0]
+
+    def run_until(self, until: float) -> list[Decision]:
+        """Run to minute ``until`` (a decision epoch's end) and return every decision due by then.
+
+        Decisions that fall due during the epoch wait for its end (the decision latency of epochs):
+        at ``until`` the queues are brought up to date and each waiting pick is shown the queue as it
+        is now -- a pick whose queue emptied is withdrawn (the staff member waits for work again), one
+        with a single ticket left takes it. Returns ``[]`` once the episode has ended (at the horizon,
+        or when a ``max_tickets`` episode has closed every ticket).
+        """
+        if self.done:
+            return []
+        env, events = self.env, self.env._queue
+        end = min(until, self.horizon)
+        step = env.step
+        early_end = self.scenario.max_tickets is not None
+        while events and events[0][0] < end:
+            if early_end and self._all_closed():
+                break
+            step()
+        if self._all_closed():
+            self._finish(env.now)
+            return []
+        if end >= self.horizon:
+            self._finish(self.horizon)
+            return []
+        if env.now < end:
+            env.run(until=end)  # only the clock moves: no event is due before ``end``
+        self._settle(end)
+        for decision in list(self._due):
+            if decision.phase is Phase.PICK:
+                self._refresh_pick(decision)
+        return list(self._due)
+
+    def stop(self) -> None:
+        """End the episode now (a driver's truncation before the horizon): KPIs cover minutes so far."""
+        if not self.done:
+            self._settle(self.env.now)
+            self._finish(self.env.now)
+
+    def _all_closed(self) -> bool:
+        """A ``max_tickets`` episode is over: every ticket has arrived and is closed."""
+        return (
+            self.scenario.max_tickets is not None
+            and self._arrivals_done and self._returns_pending == 0 and self.open_tickets == 0
+        )
+
+    def _settle(self, now: float) -> None:
+        """Abandonments and waiting cost up to ``now``, before anybody decides."""
         for queue in self._queue_list:
             if queue.next_deadline() <= now:
                 self.expire(queue)
         if self.meter.rate:
             self.rewards.add("waiting", self.meter.collect(now))
-        return self._pending
 
-    def decide(self, action: int) -> None:
-        """Answer the pending decision with ``action`` (an index legal for the agent's role)."""
-        decision = self._pending
+    def _refresh_pick(self, decision: Decision) -> None:
+        slots = decision.staff.queue.visible(self.queue_slots)
+        if len(slots) > 1:
+            decision.slots = slots
+            decision.legal = PICK_ACTIONS[len(slots)]
+            return
+        self._due.remove(decision)
+        self.answer_event = None
+        decision.staff.last_decision = self.env.now
+        if slots:
+            self.start_service(decision.staff, slots[0])
+        decision.event.succeed(slots[0] if slots else None)
+
+    def decide(self, action: int, decision: Decision | None = None) -> None:
+        """Answer ``decision`` (by default the pending one) with ``action``, a legal index for its role.
+
+        A pick whose ticket was taken by a colleague answered earlier in the same epoch takes the
+        first of its visible tickets still waiting, or, if none is, nobody (the staff member waits for
+        work again). An illegal action raises :class:`IllegalActionError` and changes nothing.
+        """
         if decision is None:
-            raise RuntimeError("no decision is pending: call next_decision() first")
+            decision = self.pending
+            if decision is None:
+                raise RuntimeError("no decision is pending: call next_decision() first")
+        elif decision not in self._due:
+            raise RuntimeError(f"{decision.agent}'s decision is not waiting for an answer")
         if action not in decision.legal:
-            penalty = self.weights.illegal_action
-            if penalty is None:
-                raise IllegalActionError(
-                    f"{decision.agent} ({decision.phase.value}): action {action!r} is not legal now; "
-                    f"legal actions: {decision.legal}"
-                )
-            self.rewards.add("illegal_action", penalty, decision.agent)
-            return  # the same decision stays pending
-        self._pending = None
+            raise IllegalActionError(
+                f"{decision.agent} ({decision.phase.value}): action {action!r} is not legal now; "
+                f"legal actions: {decision.legal}"
+            )
+        self._due.remove(decision)
         self._resolve(decision, int(action))
 
     def ask(self, staff: Staff, phase: Phase, legal: list[int], *, ticket: Ticket | None = None,
@@ -177,19 +258,22 @@ class ContactCenter:
                 self.start_service(staff, slots[0])
                 return slots[0]
             return legal[0]
-        self.answer_event = self.env.event()
-        self._pending = Decision(staff, phase, self.env.now, legal, ticket, slots or [], self.queue_slots)
+        event = self.answer_event = self.env.event()
+        self._due.append(Decision(staff, phase, self.env.now, legal, ticket, slots or [], self.queue_slots, event))
         return ASKED
 
     def _resolve(self, decision: Decision, action: int) -> None:
-        event = self.answer_event
-        assert event is not None
+        event = decision.event
         self.answer_event = None
-        decision.staff.last_decision = self.env.now
+        staff = decision.staff
+        staff.last_decision = self.env.now
         if decision.phase is Phase.PICK:
             # Take the ticket now, not when the process resumes, so nobody else can pick it.
-            ticket = decision.slots[action]
-            self.start_service(decision.staff, ticket)
+            ticket: Ticket | None = decision.slots[action]
+            if ticket.waiting_in is not staff.queue:  # taken (or gone) since the slots were shown
+                ticket = next((t for t in decision.slots if t.waiting_in is staff.queue), None)
+            if ticket is not None:
+                self.start_service(staff, ticket)
             event.succeed(ticket)
         else:
             event.succeed(action)
@@ -438,6 +522,7 @@ class ContactCenter:
 
     def _finish(self, end: float) -> None:
         self.end_time = end
+        self._due.clear()  # decisions still waiting at the end are never taken
         for queue in self.queues.values():
             self.expire(queue, end)
         self.rewards.add("waiting", self.meter.collect(end))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -69,6 +69,7 @@ class Decision:
     ticket: Ticket | None = None
     slots: list[Ticket] = field(default_factory=list)
     queue_slots: int = 5
+    event: Any = None  # the SimPy event the staff member's process waits on for the answer
 
     @property
     def agent(self) -> str:
@@ -95,6 +96,20 @@ class Decision:
     def tool_action(self, tool: str) -> int:
         """The action index of ``tool`` for this role."""
         return self.queue_slots + ROLE_TOOLS[self.staff.role].index(tool)
+
+    def fallback(self) -> int:
+        """What the staff member does when the answer is unusable (an illegal action, if not strict).
+
+        Triage passes the customer's own category and priority to the resolver queue (as a floor
+        without triage staff does); a pick takes the next ticket in service order (slot 0); work
+        answers the customer (``respond_user``).
+        """
+        if self.phase is Phase.TRIAGE:
+            assert self.ticket is not None
+            return encode_triage(self.ticket.declared_category, self.ticket.declared_priority, "resolver")
+        if self.phase is Phase.PICK:
+            return 0
+        return self.tool_action("respond_user")
 
     def describe(self, action: int) -> str:
         if self.phase is Phase.TRIAGE:

@@ -43,7 +43,7 @@ class Staff:
 
 
 Process = Generator[simpy.Event, object, None]
-_SLOTS = [list(range(k)) for k in range(65)]  # legal pick actions for k visible tickets
+PICK_ACTIONS = [list(range(k)) for k in range(65)]  # legal pick actions for k visible tickets
 
 
 def staff_process(center: "ContactCenter", staff: Staff) -> Process:
@@ -70,9 +70,11 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
             yield from _triage(center, staff, ticket)
         else:
             slots = queue.visible(center.queue_slots)
-            ticket = center.ask(staff, Phase.PICK, _SLOTS[len(slots)], slots=slots)
+            ticket = center.ask(staff, Phase.PICK, PICK_ACTIONS[len(slots)], slots=slots)
             if ticket is ASKED:
                 ticket = yield center.answer_event
+            if ticket is None:  # the queue emptied before the pick was answered (decision epochs)
+                continue
             yield from _work(center, staff, ticket)  # type: ignore[arg-type]
         center.end_service(staff)
 
