@@ -126,7 +126,7 @@ def overrides(draw: st.DrawFn) -> dict[str, Any]:
         "rewards.abandonment": st.floats(-5.0, 5.0),
         "rewards.resolution": st.floats(-5.0, 5.0),
         "rewards.waiting_per_minute.urgent": st.floats(-1.0, 0.0),
-        "rewards.illegal_action": st.one_of(st.none(), st.floats(-1.0, 0.0)),
+        "rewards.illegal_action": st.floats(-1.0, 0.0),
         "observation.queue_slots": st.integers(1, 8),
         "workflow.max_actions_per_ticket": st.integers(1, 15),
         "workflow.max_transfers_per_ticket": st.integers(0, 8),
@@ -222,12 +222,19 @@ def _run_aec(scenario: Any, seed: int) -> Any:
         decision = env.pending_decision
         assert decision is not None and decision.agent == agent
         assert set(np.flatnonzero(mask).tolist()) == set(decision.legal), f"{agent}: mask != core's legal actions"
-        env.step(int(rng.choice(np.flatnonzero(mask))))
+        env.step(_sampled(rng, mask))
     return env.center.result()
 
 
+def _sampled(rng: np.random.Generator, mask: np.ndarray) -> int:
+    """Mostly a legal action; one in five drawn from the whole space, as unmasked learners do."""
+    if rng.random() < 0.2:
+        return int(rng.integers(len(mask)))
+    return int(rng.choice(np.flatnonzero(mask)))
+
+
 def _run_parallel(scenario: Any, seed: int) -> Any:
-    env = csr_marl.parallel_env(scenario)
+    env = csr_marl.parallel_env(scenario, decision_interval_minutes=(0.1, 1.0, 5.0)[seed % 3])
     observations, infos = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     steps = 0
@@ -238,10 +245,9 @@ def _run_parallel(scenario: Any, seed: int) -> Any:
         for agent, observation in observations.items():
             assert env.observation_space(agent).contains(observation), f"{agent}: observation outside its space"
             mask = np.asarray(infos[agent]["action_mask"])
-            actions[agent] = int(rng.choice(np.flatnonzero(mask)))
-        decision = env.pending_decision
-        if decision is not None:
-            acting = np.flatnonzero(np.asarray(infos[decision.agent]["action_mask"])).tolist()
-            assert set(acting) == set(decision.legal), f"{decision.agent}: mask != core's legal actions"
+            actions[agent] = _sampled(rng, mask)
+        for agent, decision in env.due_decisions.items():
+            acting = np.flatnonzero(np.asarray(infos[agent]["action_mask"])).tolist()
+            assert set(acting) == set(decision.legal), f"{agent}: mask != core's legal actions"
         observations, _, _, _, infos = env.step(actions)
     return env.center.result()

@@ -251,8 +251,10 @@ class Rewards(_Frozen):
     )
     abandonment: float = -1.0
     sla_breach: float = -0.5
-    illegal_action: float | None = Field(
-        default=None, description="None: an illegal action raises; a number: it is the penalty"
+    illegal_action: float = Field(
+        default=-0.1,
+        description="what an action the mask forbids costs the agent (the environment then takes the "
+        "decision's fallback; csr_marl.env(strict=True) raises instead)",
     )
 
     @model_validator(mode="after")

@@ -161,7 +161,7 @@ class CenterEnvBase(EzPickle):
             )
             return None
         self._require_reset()
-        text = floor_text(self.center, self._driver.decision, METADATA["name"])
+        text = floor_text(self.center, self._driver.due.values(), METADATA["name"])
         if self.render_mode == "human":
             print(text)
             return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ..config.domain import ROLES
 from ..sim.center import ContactCenter
 from ..sim.decisions import Decision
@@ -20,7 +22,7 @@ def _ticket(ticket: Ticket, now: float) -> str:
     return f"#{ticket.id} {ticket.assigned_priority}/{ticket.tier} {now - ticket.arrival:.1f}m"
 
 
-def floor_text(center: ContactCenter, decision: Decision | None, title: str) -> str:
+def floor_text(center: ContactCenter, due: Collection[Decision], title: str) -> str:
     now = center.now
     lines = [f"{title} - {center.scenario.name} - {clock(now)} ({now:.1f} of {center.horizon:g} min)"]
     lines.append("queues")
@@ -36,8 +38,8 @@ def floor_text(center: ContactCenter, decision: Decision | None, title: str) -> 
     for staff in center.staff:
         doing = staff.activity if staff.on_duty or staff.ticket is not None else "off shift"
         ticket = f"  {_ticket(staff.ticket, now)}" if staff.ticket is not None else ""
-        due = "  <- decision due" if decision is not None and decision.staff is staff else ""
-        lines.append(f"  {staff.name:<14} {doing:<20}{ticket}{due}")
+        mark = "  <- decision due" if any(d.staff is staff for d in due) else ""
+        lines.append(f"  {staff.name:<14} {doing:<20}{ticket}{mark}")
     kpis, flow = center.kpis, center.flow
     offered, answered = kpis.total("offered"), kpis.total("answered")
     in_threshold = kpis.total("answered_in_threshold")

@@ -26,6 +26,7 @@ _LAZY = {
     "CheckpointError": "checkpoint",
     "play_episode": "evaluation",
     "play_episodes": "evaluation",
+    "TianshouEnv": "tianshou_env",
 }
 
 

@@ -94,7 +94,7 @@ def _train(
     from .checkpoint import Checkpoint, CheckpointPolicy, layout_signature, save_checkpoint
     from .curves import plot_curve, write_curve
     from .evaluation import play_episodes
-    from .tianshou_env import CenterTianshouEnv
+    from .tianshou_env import TianshouEnv
 
     out.mkdir(parents=True, exist_ok=True)
     cpu_start, wall_start = time.process_time(), time.perf_counter()
@@ -111,7 +111,7 @@ def _train(
         name: _means([simulate(eval_scenario, name, seed) for seed in eval_seeds], kpis) for name in REFERENCE_POLICIES
     }
 
-    envs = [CenterTianshouEnv(scenario) for _ in range(config.envs)]
+    envs = [TianshouEnv(scenario, credit="step") for _ in range(config.envs)]  # regrouped by .turns
     venv = DummyVectorEnv([partial(_same, env) for env in envs])
     venv.seed([int(s) for s in np.random.SeedSequence(config.seed).generate_state(config.envs)])
     steps_done = StepCounter()
