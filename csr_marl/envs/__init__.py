@@ -163,6 +163,7 @@ from ..sim.rewards import COMPONENTS as REWARD_COMPONENTS
 from .aec import ContactCenterAEC
 from .common import DEFAULT_DECISION_INTERVAL, METADATA, ScenarioLike
 from .parallel import ContactCenterParallel
+from .tasks import TASKS, CenterTaskEnv, register_tasks
 
 parallel_env = ContactCenterParallel
 TURNS = ("event", "cycle")
@@ -208,11 +209,29 @@ def env(
     return wrappers.OrderEnforcingWrapper(aec)
 
 
+def _register() -> None:
+    """The multi-agent environments in PettingZoo's registry (where the installed version has one)
+    and the single-agent tasks in Gymnasium's: ``import csr_marl.envs`` is enough."""
+    register_tasks()
+    try:
+        from pettingzoo import aec_registry, parallel_registry, register
+    except ImportError:  # PettingZoo before 1.27 has no registry
+        return
+    if "csr_marl/ContactCenter-v1" not in aec_registry:
+        register("aec", "csr_marl/ContactCenter-v1", entry_point=env)
+    if "csr_marl/ContactCenter-v1" not in parallel_registry:
+        register("parallel", "csr_marl/ContactCenter-v1", entry_point=parallel_env)
+
+
+_register()
+
 __all__ = [
     "DEFAULT_DECISION_INTERVAL",
     "METADATA",
     "REWARD_COMPONENTS",
+    "TASKS",
     "TURNS",
+    "CenterTaskEnv",
     "ContactCenterAEC",
     "ContactCenterParallel",
     "env",

@@ -1,0 +1,61 @@
+"""PettingZoo's own test suite, run as its docs say, on the default constructors.
+
+``pettingzoo.test`` samples actions without masks where the environment gives none in the observation
+(``parallel_api_test``, ``max_cycles_test``, ``state_test``): the defaults must take that (an illegal
+action costs a penalty and takes the decision's fallback; it never raises).
+"""
+
+from __future__ import annotations
+
+import pytest
+from pettingzoo.test import (
+    api_test,
+    max_cycles_test,
+    parallel_api_test,
+    parallel_seed_test,
+    render_test,
+    seed_test,
+    state_test,
+)
+
+import csr_marl
+import csr_marl.envs
+
+
+def test_api_test():
+    api_test(csr_marl.env(), num_cycles=1000)
+
+
+def test_parallel_api_test():
+    parallel_api_test(csr_marl.parallel_env(), num_cycles=1000)
+
+
+def test_seed_test():
+    seed_test(csr_marl.env, num_cycles=500)
+
+
+def test_parallel_seed_test():
+    parallel_seed_test(csr_marl.parallel_env, num_cycles=500)
+
+
+def test_state_test():
+    state_test(csr_marl.env(), csr_marl.parallel_env(), num_cycles=100)
+
+
+def test_max_cycles_test():
+    max_cycles_test(csr_marl.envs)  # a module with env() and parallel_env(), as PettingZoo's own
+
+
+def test_render_test(capsys):
+    render_test(lambda render_mode=None: csr_marl.env(render_mode=render_mode))
+    assert "decision due" in capsys.readouterr().out  # "human" printed the floor
+
+
+@pytest.mark.parametrize("kind", ["aec", "parallel"])
+def test_registered_with_pettingzoo_s_registry(kind):
+    import pettingzoo
+
+    env = pettingzoo.make(kind, "csr_marl/ContactCenter-v1", overrides={"horizon_minutes": 60})
+    assert isinstance(env.unwrapped, csr_marl.envs.ContactCenterAEC if kind == "aec" else csr_marl.envs.ContactCenterParallel)
+    env.reset(seed=0)
+    assert env.unwrapped.scenario.name == "standard_day" and env.agents
