@@ -1,15 +1,17 @@
 # noqa: D212, D415
 """
-# Contact center (csr_marl_v0)
+# Contact center (csr_marl_v1)
 
 | Import             | `csr_marl.env(scenario="standard_day")`, `csr_marl.parallel_env(...)`, `csr_marl.raw_env(...)` |
 |--------------------|------------------------------------------------------------------------------------------------|
-| Actions            | Discrete, masked                                                                               |
-| Parallel API       | Yes (one decision per epoch, see below)                                                        |
+| Registered         | PettingZoo `csr_marl/ContactCenter-v1` (aec, parallel); Gymnasium tasks `csr_marl/*-v0`         |
+| Actions            | `Discrete(33)` for every agent (padding and the no-op masked), masked                          |
+| Parallel API       | Yes: decision epochs of `decision_interval_minutes` (default 1), see below                     |
 | Agents             | `triage_0..`, `resolver_0..`, `escalation_0..`: one per staff slot at peak staffing            |
-| Observation        | `Dict(observation=Box(float32, (n_role,)), action_mask=Box(int8, (a_role,)))`                  |
+| Observation        | `Box(float32, (179,))` for every agent (role one-hot + role features, zero-padded)             |
 | Observation values | [0, 1], text features in [-1, 1]                                                                |
-| Action mask        | also in `info["action_mask"]`                                                                  |
+| Action mask        | `info["action_mask"]` (int8); in the observation Dict with `flat_observations=False`           |
+| Illegal action     | costs `rewards.illegal_action` (-0.1), the decision takes its fallback; `strict=True` raises   |
 | State              | `Box(float32, (65 + D + F + 26K,))`                                                            |
 
 Staff of a customer-service contact center are the agents: **triage** reads each new ticket and sets
@@ -26,10 +28,31 @@ decision. Nobody is asked when there is nothing to decide (a decision with one l
 by the core). The agent list never changes during an episode; agents of roles with no headcount at
 peak do not exist. `env.unwrapped.pending_decision` is the core's `Decision` (for built-in policies).
 
-**Parallel API (epochs).** The core pauses at one decision at a time, and the next can depend on how
-this one is answered, so each parallel step is an epoch of exactly one decision: the agent whose
-decision is due acts, every other agent has only the no-op unmasked (its action is ignored; anything
-else is illegal). Each step returns observations for every live agent (O(agents) per step).
+**Cyclic AEC turns.** `turns="cycle"` (the default when `max_cycles` is given) gives PettingZoo's
+cyclic AEC instead: every live agent takes one turn per decision epoch, the parallel API played one
+agent at a time (PettingZoo's `parallel_to_aec`), truncated after `max_cycles` epochs.
+
+**Parallel API (decision epochs).** The core runs for one epoch (`decision_interval_minutes`, default
+1.0, on a fixed grid from minute 0); every staff member whose decision falls due meanwhile waits for the
+epoch's end, and then all of them act in the same step. Epochs in which nothing falls due are skipped,
+so every step holds at least one real decision. At the epoch's end the queues are brought up to date
+and a waiting pick is shown its queue as it is then (a pick whose queue emptied is withdrawn; one with a
+single ticket left takes it). Agents with nothing to decide have only the no-op unmasked and
+`info["decision_due"] == False`; their actions are ignored (in strict mode anything but the no-op
+raises) and they may be left out of the actions dict, so libraries that can skip them do. Decisions of
+one step are applied in the order they fell due: when two resolvers pick the same ticket, the first
+gets it and the second takes the first of its visible tickets still waiting (or, if none is, waits for
+work again). Each step returns observations for every live agent (O(agents) per step).
+
+*Latency.* A decision waits up to one epoch, and a staff member decides at most once per epoch, so
+the interval is a dial between batching and fidelity. On `standard_day` with the heuristic team
+(`benchmarks/results/parallel_epochs.md`): 1 minute gives 4.6 real decisions per step (one before v1)
+and 67 % of agent samples forced no-ops (93 % before), but the two triage staff, who need about a
+decision a minute each, are throttled: first-response service level 0.35 against 0.97 in AEC. At 0.25
+minutes it is 0.79 with 1.8 decisions per step; as the interval shrinks the KPIs converge to the AEC
+env's (identical to three decimals at 0.001 minutes, `tests/test_env_parallel.py`). On this floor no
+interval brings forced no-ops below half: it produces about five decisions a minute across fourteen
+staff, and intervals long enough to batch seven starve the floor behind triage.
 
 ## Observation
 
@@ -52,8 +75,9 @@ With `uniform_spaces=True` every vector starts with a role one-hot (`role_triage
 ## Actions
 
 Discrete, the core's layout per role plus one final **no-op** (index `n - 1`), used only by the
-parallel API for agents with nothing to decide; in the AEC API it is always masked.
-`env.unwrapped.action_names(agent)` names every index.
+parallel API for agents with nothing to decide; in the AEC API it is always masked. With the default
+uniform spaces every role has 33 actions (padding masked). `env.unwrapped.action_names(agent)` names
+every index.
 
 | role | actions |
 |---|---|
@@ -61,9 +85,14 @@ parallel API for agents with nothing to decide; in the AEC API it is always mask
 | resolver (K + 9) | `0..K-1` pick a visible slot; then `check_order_status, check_payment, initiate_refund, update_shipping, troubleshoot, reset_account, escalate_issue, respond_user` |
 | escalation (K + 8) | `0..K-1` pick a slot of the escalation queue; then `approve_refund, engineering_fix, fraud_review, account_recovery, legal_review, respond_user, return_to_resolver` |
 
-With `uniform_spaces=True` every role has the largest action count (padding always masked, no-op last).
-An action the mask forbids raises `csr_marl.sim.IllegalActionError` naming the legal actions, unless
-the scenario sets `rewards.illegal_action`: then it costs that penalty and the decision stays pending.
+With `uniform_spaces=True` (the default) every role has the largest action count (padding always
+masked, no-op last). An action the mask forbids costs the acting agent `rewards.illegal_action`
+(default -0.1, component `illegal_action`) and the decision takes its **fallback**, what the floor
+does without a decision-maker (`Decision.fallback()`): triage passes the customer's own category and
+priority to the resolver queue (as a floor without triage staff does), a pick takes the next ticket in
+service order (slot 0), work answers the customer (`respond_user`). The episode always moves on, so an
+unmasked or greedy policy can never stall it. `strict=True` raises `csr_marl.sim.IllegalActionError`
+naming the legal actions instead, and changes nothing.
 
 ## Rewards
 
@@ -89,8 +118,9 @@ until the environment's next step, and never reaches the core's books (reward le
 
 ## Info
 
-`action_mask`; `sim_time` (minutes); `time_since_last_decision` (minutes since the agent's own last
-decision, for semi-MDP discounting); `reward_components`.
+`action_mask`; `decision_due` (the agent has a decision to take now); `sim_time` (minutes);
+`time_since_last_decision` (minutes since the agent's own last decision, for semi-MDP discounting);
+`reward_components`.
 
 ## State
 
@@ -109,8 +139,9 @@ returns the flags and `agents` becomes empty.
 
 ## Arguments
 
-`csr_marl.env(scenario="standard_day", seed=None, render_mode=None, *, overrides=None, uniform_spaces=False,
-flat_observations=False)`
+`csr_marl.env(scenario="standard_day", seed=None, render_mode=None, *, overrides=None,
+uniform_spaces=True, flat_observations=True, strict=False, decision_interval_minutes=1.0, turns=None,
+max_cycles=None)`; `parallel_env` takes the same but `turns`.
 
 * `scenario`: a name (`csr_marl.config.scenario_names()`, e.g. `tasks/classify`), a YAML path, or a
   loaded `Scenario`.
@@ -118,30 +149,46 @@ flat_observations=False)`
   `csr_marl.simulate(scenario, seed=s)` does; later seedless resets draw their seeds from `s`.
 * `render_mode`: `"ansi"` (`render()` returns the floor as text) or `"human"` (printed every step).
 * `overrides`: dotted-path scenario overrides, e.g. `{"horizon_minutes": 60, "rewards.mode": "mixed"}`.
-* `uniform_spaces`: pad every role to one observation and one action space, with a role one-hot.
-* `flat_observations`: the observation is the float32 `Box` alone and the mask is only in
-  `info["action_mask"]`, for wrappers that take Box observations (SuperSuit's padding) or read the
-  mask from one place (TorchRL's `PettingZooWrapper(..., use_mask=True)`).
+* `uniform_spaces`: one observation and one action space for every role, with a role one-hot (default);
+  `False` gives each role its own sizes (triage 111 / 33, resolver and desk 176 / 14 and 13).
+* `flat_observations`: the observation is the float32 `Box` and the mask is `info["action_mask"]`
+  (default); `False` gives `Dict(observation=Box, action_mask=Box(int8))`, the mask in both places.
+* `strict`: an illegal action raises instead of costing the penalty and taking the fallback.
+* `decision_interval_minutes`: the parallel API's (and cyclic turns') decision epoch.
+* `turns`: `"event"` (one turn per decision) or `"cycle"` (every agent once per epoch); AEC only.
+* `max_cycles`: truncate every agent after that many decision epochs (parallel steps, or cycles of
+  turns); `None`: run to the horizon.
 
 `env()` wraps `raw_env()` in PettingZoo's `AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper`.
 
-## Usage
+## Why these defaults
 
-    import numpy as np, csr_marl
-    env = csr_marl.env("standard_day", seed=0)
-    env.reset()
-    rng = np.random.default_rng(0)
-    for agent in env.agent_iter():
-        observation, reward, terminated, truncated, info = env.last()
-        legal = np.flatnonzero(observation["action_mask"])
-        env.step(None if terminated or truncated else int(rng.choice(legal)))
-    print(env.unwrapped.center.result().kpis["service_level"])
+Decided against each library's own code, as installed (pettingzoo 1.27, tianshou 2.0.1, torchrl
+0.14.1, supersuit 3.11 + stable-baselines3 / sb3-contrib 2.9.2, ray[rllib] 2.60):
 
-A built-in policy answers the core's pending decision; with the same seed it gives the same KPIs as
-`csr_marl.simulate(scenario, policy="heuristic", seed=0)`:
+* **Mask in `info`, observation a `Box`.** TorchRL's `PettingZooWrapper(use_mask=True)` fills the mask
+  from `info` and fails on a second copy inside a Dict observation; RLlib's default encoders, SB3's
+  `MlpPolicy` through SuperSuit and AgileRL want a `Box`. PettingZoo's own tests read the mask from the
+  observation Dict or from `info`, so they take either. Tianshou reads it from the observation only:
+  `csr_marl.train.TianshouEnv` reads `info`.
+* **Uniform spaces.** Tianshou's `PettingZooEnv`, SuperSuit's vector env and the SB3 tutorial's
+  wrappers refuse agents whose spaces differ; SuperSuit's padding cannot pad a Dict.
+* **Illegal actions cost a penalty and take a fallback, never raise.** RLlib's env pre-check, SB3's
+  `check_env` and PPO, TorchRL's random rollouts and PettingZoo's `parallel_api_test`, `state_test` and
+  `max_cycles_test` sample without masks. A fallback rather than "the decision stays pending" because a
+  greedy unmasked policy would then repeat the same illegal action for ever at the same sim time.
+* **`rewards`, `_cumulative_rewards`, `infos` behave as plain dicts**: PettingZoo's
+  `TerminateIllegalWrapper` and SuperSuit's reward wrappers write into them (what a wrapper writes is
+  seen until the next step and never reaches the core's books).
+* **Decision epochs** so that the parallel API carries several decisions per step (v0 carried one).
 
-    policy = csr_marl.policies.HeuristicPolicy(env.unwrapped.scenario, env.unwrapped.center.streams["policy"])
-    action = policy(env.unwrapped.pending_decision)
+## Gymnasium tasks and Tianshou
+
+`import csr_marl.envs` registers single-agent Gymnasium tasks (`csr_marl.envs.tasks`:
+`csr_marl/Classify-v0`, `Resolve-v0`, `Triage-v0`, `Resolver-v0`, `EscalationDesk-v0`): one staff
+member learns while built-in policies run the others; `action_masks()` serves sb3-contrib's
+`MaskablePPO`. `csr_marl.train.TianshouEnv` is Tianshou's `PettingZooEnv` with every reward credited
+to the agent that earned it (Tianshou's own credits only what an agent earned during its own turn).
 
 ## Version history
 
@@ -149,6 +196,15 @@ A built-in policy answers the core's pending decision; with the same seed it giv
   truncated); clear errors before `reset()` and after the end; a parallel episode with no decision ends
   at `reset()`; copies (deepcopy, pickle) of a live environment replay to the same state; wrappers may
   write into `rewards` / `_cumulative_rewards` / `infos`.
+* v1: defaults that RL libraries take as they come (first-day scripts of PettingZoo's tests, Tianshou,
+  TorchRL, SuperSuit + SB3, RLlib failed or needed workarounds with v0's): uniform spaces and flat `Box`
+  observations with the mask in `info` by default (v0's layouts: `uniform_spaces=False`,
+  `flat_observations=False`); an illegal action costs `rewards.illegal_action` (now -0.1 by default)
+  and takes the decision's fallback (v0 raised, or with a penalty kept the decision pending; v0's
+  raising is `strict=True`); the parallel API runs decision epochs (v0: one decision per step, 13 of 14
+  samples forced no-ops on `standard_day`); `info["decision_due"]`; `max_cycles` and cyclic AEC turns;
+  registered with PettingZoo's and Gymnasium's registries; Gymnasium single-agent tasks;
+  `csr_marl.train.TianshouEnv`.
 """
 
 from __future__ import annotations
