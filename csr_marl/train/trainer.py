@@ -2,7 +2,8 @@
 
 How the pieces fit, CleanRL-style from top to bottom:
 
-1. ``envs`` copies of Tianshou's ``PettingZooEnv`` over ``csr_marl.env(uniform_spaces=True)``, in a
+1. ``envs`` copies of :class:`.tianshou_env.TianshouEnv` (Tianshou's ``PettingZooEnv`` over
+   ``csr_marl.env()``, ``credit="step"``: every agent's reward of each turn, for :mod:`.turns`), in a
    ``DummyVectorEnv``; each step is one AEC turn (the agent whose decision is due).
 2. Actor and critic: one MLP per role (:mod:`.networks`), the mask applied to the logits.
 3. Tianshou's on-policy trainer collects ``episodes_per_update`` whole episodes, then the algorithm
