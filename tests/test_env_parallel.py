@@ -162,3 +162,16 @@ def test_max_cycles_truncates_after_that_many_steps_in_both_apis():
     assert set(turns.values()) == {4}  # three cycles and the dead step
     with pytest.raises(ValueError, match="max_cycles"):
         csr_marl.env("standard_day", max_cycles=3, turns="event")
+
+
+def test_default_epochs_carry_several_decisions_per_step():
+    # v0 held exactly one decision per step; the target is at least three times that.
+    env = csr_marl.parallel_env("standard_day", overrides={"horizon_minutes": 240})
+    env.reset(seed=0)
+    policy = HeuristicPolicy(env.scenario, env.center.streams["policy"])
+    steps = decisions = 0
+    while env.agents:
+        due = env.due_decisions
+        steps, decisions = steps + 1, decisions + len(due)
+        env.step({agent: policy(decision) for agent, decision in due.items()})
+    assert decisions / steps >= 3.0
