@@ -85,7 +85,7 @@ class CenterTaskEnv(gymnasium.Env):
             self._policy = make_policy(self.colleagues, self.scenario, driver.center.streams["policy"])
             self._colleagues_act()
             if driver.decision is not None:
-                driver.account.restart(self.agent)  # rewards before the first decision are the learner's too
+                driver.account.restart(self.agent)  # its return starts at its first decision (reset() has no reward)
                 return self._observation(), self._info()
             seed = None  # an episode in which the learner never decides teaches nothing
         raise RuntimeError(f"{EMPTY_EPISODES_ALLOWED} episodes in a row in which {self.agent} never decided")
