@@ -22,7 +22,6 @@ to the epoch's end and every decision that fell due meanwhile waits there, to be
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from pathlib import Path
 from typing import Any

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config.domain import CATEGORIES, DIAGNOSTIC_TOOLS, PRIORITIES, TIERS, raise_priority
 from ..config.scenario import Scenario
-from ..config.tickets import GENERATED_SLOTS, Case, Requirement, Template, TicketBank
+from ..config.tickets import GENERATED_SLOTS, Requirement, Template, TicketBank
 from .random import RandomStreams, UniformStream, cumulative, infinite_sampler, make_sampler
 
 N_CELLS = len(PRIORITIES) * len(TIERS) * len(CATEGORIES)
