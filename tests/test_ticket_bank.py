@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -198,4 +199,64 @@ def test_slot_without_values_is_rejected(tmp_path):
     raw = _minimal_bank()
     raw["templates"][0]["variants"][0]["body"] = "My {product} was charged twice."
     with pytest.raises(ScenarioError, match="product"):
+        load_ticket_bank(_write(tmp_path, raw))
+
+
+# ------------------------------------------------------------------------------------- held-out split
+
+
+def test_the_default_split_is_the_documented_rule(bank):
+    by_category: dict[str, list[str]] = {}
+    for template in bank.templates:
+        by_category.setdefault(template.category, []).append(template.id)
+    held_out = {tid for ids in by_category.values() for i, tid in enumerate(sorted(ids)) if i % 5 == 4}
+    assert {t.id for t in bank.templates if t.split == "test"} == held_out
+    assert all(len([t for t in bank.templates if t.split == "test" and t.category == c]) >= 3 for c in CATEGORIES)
+    for template in bank.templates:
+        if template.split == "train":
+            assert [v.split for v in template.variants] == ["train"] * (len(template.variants) - 1) + ["test"]
+
+
+def _written_from(variant, ticket) -> bool:
+    """Whether the ticket's text was filled in from this variant (slots match anything)."""
+    pattern = "".join(
+        ".+?" if i % 2 else re.escape(part) for i, part in enumerate(SLOT_PATTERN.split(f"{variant.subject}\n{variant.body}"))
+    )
+    return re.fullmatch(pattern, ticket.text, re.S) is not None
+
+
+def test_train_and_test_draws_never_meet():
+    import csr_marl
+    from csr_marl.sim import ContactCenter
+
+    seen = {}
+    for split in ("train", "test"):
+        scenario = csr_marl.load_scenario("standard_day", overrides={"tickets.split": split, "horizon_minutes": 480})
+        center = ContactCenter(scenario, seed=0)
+        texts = set()
+        for _ in range(400):
+            ticket = center.factory.new(0.0)
+            variant = next(v for v in ticket.template.variants if _written_from(v, ticket))
+            held_out = ticket.template.split == "test" or variant.split == "test"
+            assert held_out == (split == "test"), (split, ticket.template.id, ticket.subject)
+            texts.add((ticket.template.id, variant.subject))
+        seen[split] = texts
+    assert not seen["train"] & seen["test"]
+    assert len({tid for tid, _ in seen["test"]}) > 20  # held-out variants of train templates too
+
+
+def test_a_split_with_no_tickets_in_the_bank_is_one_clear_error():
+    import csr_marl
+
+    with pytest.raises(ScenarioError, match=r"tickets.split 'test': the bank validation.yaml holds no test tickets"):
+        csr_marl.load_scenario("validation/mmc", overrides={"tickets.split": "test"})
+    with pytest.raises(ScenarioError, match="tickets.split"):
+        csr_marl.load_scenario("standard_day", overrides={"tickets.split": "held_out"})
+
+
+def test_a_train_template_needs_a_train_variant(tmp_path):
+    raw = _minimal_bank()
+    for variant in raw["templates"][0]["variants"]:
+        variant["split"] = "test"
+    with pytest.raises(ScenarioError, match="needs at least one train text variant"):
         load_ticket_bank(_write(tmp_path, raw))

@@ -138,7 +138,12 @@ def load_scenario(
         updates["arrivals"] = scenario.arrivals.model_copy(update={"trace": str(trace)})
         read_trace(str(trace))
     scenario = scenario.model_copy(update=updates)
-    load_ticket_bank(scenario.tickets.bank)  # fail now, not mid-run
+    bank = load_ticket_bank(scenario.tickets.bank)  # fail now, not mid-run
+    if not bank.templates_in(scenario.tickets.split):
+        raise ScenarioError(
+            f"scenario {label!r}: tickets.split {scenario.tickets.split!r}: the bank "
+            f"{Path(scenario.tickets.bank).name} holds no {scenario.tickets.split} tickets"
+        )
     return scenario
 
 

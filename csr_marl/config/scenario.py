@@ -153,6 +153,9 @@ class Customers(_Frozen):
 
 class Tickets(_Frozen):
     bank: str = "tickets/default.yaml"
+    split: Literal["all", "train", "test"] = Field(
+        default="all", description="which side of the bank's held-out split arrivals are drawn from"
+    )
 
 
 class ShiftChange(_Frozen):

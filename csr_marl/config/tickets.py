@@ -10,6 +10,13 @@ the same next step:
     specialist steps        = the playbook's specialist steps + the case's own ``specialist``
 
 A case with any specialist step needs the escalation desk.
+
+**Held-out split.** A template, or one text variant of a template, may be marked ``split: test``. A
+scenario draws from ``tickets.split``: ``all`` (the default: every template and variant), ``train``
+(train templates, their train variants) or ``test`` (held-out templates with all their variants, and
+the held-out variants of train templates), so agents and the heuristic's knowledge base can be judged
+on tickets they never saw. The default bank holds out, per category, every fifth template in id order
+and the last text variant of every other template.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ GENERATED_SLOTS: frozenset[str] = frozenset(
 
 Category = Literal["billing", "shipping", "technical", "general"]
 Priority = Literal["low", "medium", "high", "urgent"]
+Split = Literal["train", "test"]  # a template's or a text variant's side of the held-out split
+SPLITS = ("all", "train", "test")  # what a scenario's ``tickets.split`` may draw from
 
 
 class _Frozen(BaseModel):
@@ -69,6 +78,7 @@ class PriorityRule(_Frozen):
 class TextVariant(_Frozen):
     subject: str = Field(min_length=1)
     body: str = Field(min_length=1)
+    split: Split = "train"
 
 
 class Case(_Frozen):
@@ -85,6 +95,15 @@ class Template(_Frozen):
     priority: PriorityRule
     variants: tuple[TextVariant, ...] = Field(min_length=1)
     cases: tuple[Case, ...] = Field(default=(Case(),), min_length=1)
+    split: Split = "train"
+
+    def variants_in(self, split: str) -> tuple[TextVariant, ...]:
+        """The text variants a scenario drawing from ``split`` may use (module docstring)."""
+        if split == "all":
+            return self.variants
+        if self.split == "test":
+            return self.variants if split == "test" else ()
+        return tuple(v for v in self.variants if v.split == split)
 
     @cached_property
     def slots(self) -> frozenset[str]:
@@ -132,6 +151,8 @@ class TicketBank(_Frozen):
             if template.id in seen:
                 raise ValueError(f"{where}: duplicate template id {template.id!r}")
             seen.add(template.id)
+            if template.split == "train" and not template.variants_in("train"):
+                raise ValueError(f"{where}: a train template needs at least one train text variant")
             for slot in template.slots - GENERATED_SLOTS:
                 if not self.slots.get(slot):
                     raise ValueError(f"{where}: slot {{{slot}}} has no values in 'slots'")
@@ -158,6 +179,13 @@ class TicketBank(_Frozen):
         return Requirement(
             steps=tuple(dict.fromkeys(steps)), specialist=tuple(dict.fromkeys(specialist))
         )
+
+    def templates_in(self, split: str) -> list[tuple[Template, tuple[TextVariant, ...]]]:
+        """The templates a scenario drawing from ``split`` samples, each with its usable variants."""
+        if split not in SPLITS:
+            raise ValueError(f"tickets.split must be one of {SPLITS}, got {split!r}")
+        pairs = [(t, t.variants_in(split)) for t in self.templates]
+        return [(t, variants) for t, variants in pairs if variants]
 
     @cached_property
     def fact_encoding(self) -> dict[tuple[str, str], int]:
@@ -188,6 +216,7 @@ __all__ = [
     "PlaybookEntry",
     "PriorityRule",
     "Requirement",
+    "SPLITS",
     "Template",
     "TextVariant",
     "TicketBank",

@@ -98,7 +98,9 @@ class TicketFactory:
         self.bank = bank
         self._rng = streams["tickets"]
         self._u = UniformStream(self._rng)
-        self._templates = list(bank.templates)
+        drawn = bank.templates_in(scenario.tickets.split)  # every template with split "all"
+        self._templates = [template for template, _ in drawn]
+        self._variants = [variants for _, variants in drawn]
         self._n_templates = len(self._templates)
         self._template_cdf = cumulative([t.weight for t in self._templates])
         self._case_cdf = [cumulative([c.weight for c in t.cases]) for t in self._templates]
@@ -140,7 +142,7 @@ class TicketFactory:
         ticket.facts = case.facts  # read-only: the hidden truth
         tiers = self._tiers
         ticket.tier = tier = tiers[u.choice(self._tier_cdf)] if len(tiers) > 1 else tiers[0]
-        variants = template.variants
+        variants = self._variants[ti]
         variant = variants[u.integer(len(variants))] if len(variants) > 1 else variants[0]
         if template.slots:
             values = self._slot_fill(template)
