@@ -147,6 +147,22 @@ def rllib(kind: str) -> Path_:
     return run
 
 
+def rllib_deciding(steps: int) -> tuple[float, int]:
+    from csr_marl.envs.rllib import RLlibEnv
+
+    env = RLlibEnv()
+    rng = np.random.default_rng(0)
+    _, infos = env.reset(seed=0)
+    samples, start = 0, time.perf_counter()
+    for _ in range(steps):
+        actions = {a: legal(rng, info["action_mask"]) for a, info in infos.items()}
+        samples += len(actions)
+        _, _, terminated, truncated, infos = env.step(actions)
+        if terminated["__all__"] or truncated["__all__"]:
+            _, infos = env.reset()
+    return time.perf_counter() - start, samples
+
+
 def gymnasium_task(steps: int) -> tuple[float, int]:
     import gymnasium as gym
 
@@ -171,6 +187,7 @@ PATHS: dict[str, Path_] = {
     "SuperSuit vec env + SB3 VecEnv": supersuit_sb3,
     "RLlib: PettingZooEnv(env())": rllib("aec"),
     "RLlib: ParallelPettingZooEnv(parallel_env())": rllib("parallel"),
+    "RLlib: csr_marl.envs.rllib.RLlibEnv (deciding agents only)": rllib_deciding,
     "Gymnasium: csr_marl/Resolver-v0": gymnasium_task,
 }
 

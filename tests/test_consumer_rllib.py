@@ -14,6 +14,8 @@ from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
 from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv  # noqa: E402
 from ray.tune.registry import register_env  # noqa: E402
 
+from csr_marl.envs.rllib import RLlibEnv  # noqa: E402
+
 SHORT = {"overrides": {"horizon_minutes": 60}}
 
 
@@ -22,11 +24,12 @@ def local_ray():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     register_env("csr_marl_parallel", lambda config: ParallelPettingZooEnv(csr_marl.parallel_env(**SHORT)))
     register_env("csr_marl_aec", lambda config: PettingZooEnv(csr_marl.env(**SHORT)))
+    register_env("csr_marl_deciding", lambda config: RLlibEnv({**SHORT, **config}))
     yield
     ray.shutdown()
 
 
-@pytest.mark.parametrize("env_name", ["csr_marl_parallel", "csr_marl_aec"])
+@pytest.mark.parametrize("env_name", ["csr_marl_parallel", "csr_marl_aec", "csr_marl_deciding"])
 def test_one_ppo_iteration(local_ray, env_name):
     config = (
         PPOConfig()
@@ -45,3 +48,30 @@ def test_one_ppo_iteration(local_ray, env_name):
     assert runners["num_env_steps_sampled"] >= 512
     assert math.isfinite(runners["episode_return_mean"])  # whole 60-minute episodes were played
     assert "staff" in result["learners"]
+
+
+def test_rllib_env_observes_only_deciding_agents_and_keeps_every_reward():
+    import numpy as np
+
+    deciding, plain = RLlibEnv(SHORT), csr_marl.parallel_env(**SHORT)
+    observations, infos = deciding.reset(seed=5)
+    plain_obs, plain_infos = plain.reset(seed=5)
+    rng = np.random.default_rng(5)
+    totals = dict.fromkeys(plain.possible_agents, 0.0)
+    plain_totals = dict.fromkeys(plain.possible_agents, 0.0)
+    samples = steps = 0
+    while True:
+        assert set(observations) == set(deciding.par_env.due_decisions) and observations
+        assert all(info["decision_due"] for info in infos.values())
+        actions = {a: int(rng.choice(np.flatnonzero(info["action_mask"]))) for a, info in infos.items()}
+        samples, steps = samples + len(actions), steps + 1
+        observations, rewards, terminated, truncated, infos = deciding.step(actions)
+        _, plain_rewards, _, _, plain_infos = plain.step(actions)  # waiting agents left out: the same step
+        for agent in plain.possible_agents:
+            totals[agent] += rewards.get(agent, 0.0)
+            plain_totals[agent] += plain_rewards.get(agent, 0.0)
+        if terminated["__all__"] or truncated["__all__"]:
+            break
+    assert set(observations) == set(plain.possible_agents)  # every trajectory closes
+    assert totals == plain_totals  # same dynamics, every reward delivered
+    assert samples / steps < 0.5 * len(plain.possible_agents)  # no forced no-ops: only real decisions

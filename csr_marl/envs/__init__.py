@@ -39,7 +39,9 @@ so every step holds at least one real decision. At the epoch's end the queues ar
 and a waiting pick is shown its queue as it is then (a pick whose queue emptied is withdrawn; one with a
 single ticket left takes it). Agents with nothing to decide have only the no-op unmasked and
 `info["decision_due"] == False`; their actions are ignored (in strict mode anything but the no-op
-raises) and they may be left out of the actions dict, so libraries that can skip them do. Decisions of
+raises) and they may be left out of the actions dict, so libraries that can skip them do: RLlib
+through `csr_marl.envs.rllib.RLlibEnv`, which observes only the deciding agents (no forced no-ops,
+the same dynamics and rewards). Decisions of
 one step are applied in the order they fell due: when two resolvers pick the same ticket, the first
 gets it and the second takes the first of its visible tickets still waiting (or, if none is, waits for
 work again). Each step returns observations for every live agent (O(agents) per step).
