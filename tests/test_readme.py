@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-SECTIONS = ("## The PettingZoo environment", "## Use it from your library")
+SECTIONS = ("## The PettingZoo environment", "## Use it from your library", "## Language models: text and tool calls")
 NEEDS = {"tianshou": "tianshou", "torchrl": "torchrl", "supersuit": "supersuit", "sb3_contrib": "sb3_contrib", "ray": "ray.rllib"}
 
 

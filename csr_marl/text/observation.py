@@ -1,0 +1,94 @@
+"""A pending decision as a language model reads it: who you are, the clock, the ticket, what to do.
+
+Only what staff can see is shown: the ticket as the customer wrote it (their name is in it), their
+tier, the labels the customer and triage gave, how long they have waited, what the tools revealed and
+the steps done, the conversation so far, and for a pick the waiting tickets. Hidden facts and true
+labels never appear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..sim.center import ContactCenter
+from ..sim.decisions import Decision, Phase
+from ..sim.tickets import Ticket
+
+ROLE_BRIEF = {
+    "triage": "You work triage at a customer-support contact center: read each new ticket, set its "
+    "category and priority, and route it to the resolvers or to the escalation desk.",
+    "resolver": "You are a resolver at a customer-support contact center: take tickets from your "
+    "queue and work them with your tools until you can answer the customer.",
+    "escalation": "You work the escalation desk of a customer-support contact center: specialists "
+    "take the tickets resolvers cannot settle.",
+}
+TASK = {
+    Phase.TRIAGE: "Classify this ticket with the classify tool.",
+    Phase.PICK: "Pick the ticket you will work on next with the pick_ticket tool.",
+    Phase.WORK: "Choose your next step: one tool call.",
+}
+SHOWN_FOR_PICK = 10
+
+
+def clock(minute: float, start_hour: int = 9) -> str:
+    """Wall-clock time of a shift minute, the shift starting at ``start_hour``:00."""
+    total = int(minute)
+    return f"{start_hour + total // 60:02d}:{total % 60:02d}"
+
+
+def describe(center: ContactCenter, decision: Decision, conversation: Sequence[str] = ()) -> str:
+    """The decision as text; ``conversation`` lists what happened on its ticket so far, one line each."""
+    now = center.now
+    lines = [
+        ROLE_BRIEF[decision.role],
+        f"You are {decision.agent}. It is {clock(now)} ({now:.1f} minutes into a "
+        f"{center.horizon:g}-minute shift).",
+        _floor(center),
+        "",
+    ]
+    if decision.phase is Phase.PICK:
+        lines.append(f"Tickets waiting in your queue, in service order ({len(decision.slots)} shown):")
+        lines += [_queue_line(ticket, now) for ticket in decision.slots[:SHOWN_FOR_PICK]]
+    else:
+        ticket = decision.ticket
+        assert ticket is not None
+        lines += _ticket_lines(ticket, now)
+        if conversation:
+            lines += ["", "So far on this ticket:", *(f"- {line}" for line in conversation)]
+    lines += ["", TASK[decision.phase]]
+    return "\n".join(lines)
+
+
+def _floor(center: ContactCenter) -> str:
+    waiting = ", ".join(
+        f"{role} queue {queue.size}" for role, queue in center.queues.items() if center.peak[role] or queue.size
+    )
+    return f"Waiting now: {waiting}."
+
+
+def _ticket_lines(ticket: Ticket, now: float) -> list[str]:
+    waited = max(0.0, now - ticket.first_arrival)
+    lines = [
+        f"Ticket #{ticket.id} from a {ticket.tier} customer, waiting {waited:.0f} min"
+        + (" (they wrote in before: this issue was not resolved)" if ticket.contact else "")
+        + ".",
+        f"The customer filed it as {ticket.declared_category}, urgency {ticket.declared_priority}.",
+    ]
+    if ticket.triaged:
+        lines.append(f"Triage set it to {ticket.assigned_category}, priority {ticket.assigned_priority}.")
+    if ticket.escalated:
+        lines.append("It was escalated to the desk.")
+    lines += ["", f"Subject: {ticket.subject}", ticket.body]
+    if ticket.revealed:
+        lines += ["", "Your tools found: " + "; ".join(f"{k} = {v}" for k, v in sorted(ticket.revealed.items())) + "."]
+    if ticket.done:
+        lines.append("Steps done: " + ", ".join(ticket.done) + ".")
+    return lines
+
+
+def _queue_line(ticket: Ticket, now: float) -> str:
+    waited = max(0.0, now - ticket.arrival)
+    return (
+        f"- ticket_id {ticket.id}: {ticket.assigned_priority} priority, {ticket.assigned_category}, "
+        f"{ticket.tier} customer, waiting {waited:.0f} min: \"{ticket.subject}\""
+    )

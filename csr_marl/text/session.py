@@ -1,0 +1,181 @@
+"""The contact center for language models, as a plain Python API: text in, tool calls out.
+
+    from csr_marl.text import TextSession
+    session = TextSession("tasks/resolve", seed=0)
+    turn = session.reset()
+    while turn is not None:
+        print(turn.text)                          # the decision, as text
+        name, arguments = my_model(turn.text, turn.tools)   # a chat model's tool call
+        result = session.step(name, arguments)
+        turn = result.turn
+
+The caller plays the roles in ``roles`` (every role by default); built-in policies (``colleagues``)
+answer every other decision, so the same SimPy core runs the day between the caller's turns. A call
+that is malformed or not legal now is refused with one line that says why (in ``result.error`` and at
+the top of the next turn's text) and costs ``rewards.illegal_action``; the same decision is asked
+again, and after ``max_retries`` refusals in a row the decision takes its fallback (as the RL
+environments do). The reward of a step is what the acting agent earned from its call until the
+caller's next turn (or the end), under the scenario's reward mode.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..config.domain import ROLES
+from ..envs.common import ScenarioLike, resolve_scenario
+from ..envs.driver import CenterDriver
+from ..policies.base import make_policy
+from ..sim.decisions import Decision, Phase, decode_triage
+from ..sim.result import SimulationResult
+from .observation import describe
+from .tools import ToolCallError, parse_call, tool_specs
+
+
+@dataclass
+class Turn:
+    """A decision for the caller: which agent, the text to read, the tools it may call."""
+
+    agent: str
+    role: str
+    phase: str
+    text: str
+    tools: list[dict[str, Any]]
+    error: str | None = None  # why the previous call was refused, if it was
+
+
+@dataclass
+class TextStep:
+    """What a call led to: the caller's next turn (None once the day is over) and the reward."""
+
+    turn: Turn | None
+    reward: float
+    done: bool
+    error: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class TextSession:
+    """One episode at a time of the contact center, driven by text and tool calls."""
+
+    def __init__(
+        self,
+        scenario: ScenarioLike = "standard_day",
+        seed: int | None = None,
+        *,
+        roles: tuple[str, ...] = ROLES,
+        colleagues: str = "heuristic",
+        overrides: Mapping[str, Any] | None = None,
+        max_retries: int = 2,
+    ) -> None:
+        unknown = [role for role in roles if role not in ROLES]
+        if unknown:
+            raise ValueError(f"roles: unknown role(s) {unknown}; roles are {list(ROLES)}")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        self.scenario = resolve_scenario(scenario, overrides)
+        make_policy(colleagues, self.scenario, np.random.default_rng(0))  # an unknown name fails here
+        self.roles = tuple(roles)
+        self.colleagues = colleagues
+        self.max_retries = max_retries
+        self._driver = CenterDriver(self.scenario, strict=True, seed=seed)
+        self._policy: Any = None
+        self._refused = 0
+        self.conversation: dict[int, list[str]] = defaultdict(list)  # ticket id -> what happened
+
+    # --- the API --------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None) -> Turn | None:
+        """Start a day; the caller's first turn (None if the caller never has anything to decide)."""
+        driver = self._driver
+        driver.start(seed)
+        assert driver.center is not None
+        self._policy = make_policy(self.colleagues, self.scenario, driver.center.streams["policy"])
+        self.conversation = defaultdict(list)
+        self._refused = 0
+        self._colleagues_act()
+        return self._turn()
+
+    def step(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> TextStep:
+        """The caller's tool call for the pending turn."""
+        driver = self._driver
+        decision = driver.decision
+        if decision is None:
+            raise RuntimeError("the day is over: call reset()")
+        agent = decision.agent
+        try:
+            call = parse_call(decision, name, arguments)
+        except ToolCallError as refusal:
+            return self._refuse(decision, str(refusal))
+        self._refused = 0
+        self._record(decision, call.action, call.arguments)
+        driver.act(call.action)
+        self._colleagues_act()
+        return TextStep(self._turn(), driver.account.since_turn(agent), driver.decision is None)
+
+    @property
+    def result(self) -> SimulationResult:
+        """The day's KPIs and team return, as ``csr_marl.simulate`` reports them (once it is over)."""
+        assert self._driver.center is not None
+        return self._driver.center.result()
+
+    # --- internals ------------------------------------------------------------------------------
+    def _refuse(self, decision: Decision, why: str) -> TextStep:
+        driver = self._driver
+        assert driver.center is not None
+        agent = decision.agent
+        driver.center.rewards.add("illegal_action", self.scenario.rewards.illegal_action, agent)
+        self._refused += 1
+        if self._refused <= self.max_retries:
+            turn = self._turn(error=why)
+            return TextStep(turn, self.scenario.rewards.illegal_action, False, error=why)
+        self._refused = 0
+        fallback = decision.fallback()
+        self._record(decision, fallback, {}, note=" (fallback after refused calls)")
+        driver.act(fallback)
+        self._colleagues_act()
+        return TextStep(
+            self._turn(error=f"{why}; after {self.max_retries + 1} refused calls the fallback was taken"),
+            driver.account.since_turn(agent), driver.decision is None, error=why,
+        )
+
+    def _colleagues_act(self) -> None:
+        """Run the core, built-in policies answering, until the caller decides or the day ends."""
+        driver = self._driver
+        while driver.decision is not None and driver.decision.role not in self.roles:
+            decision = driver.decision
+            action = self._policy(decision)
+            self._record(decision, action, {})
+            driver.act(action)
+
+    def _turn(self, error: str | None = None) -> Turn | None:
+        driver = self._driver
+        decision = driver.decision
+        if decision is None:
+            return None
+        assert driver.center is not None
+        ticket = decision.ticket
+        text = describe(driver.center, decision, self.conversation[ticket.id] if ticket is not None else ())
+        if error is not None:
+            text = f"Your last call was refused: {error}\n\n{text}"
+        return Turn(decision.agent, decision.role, decision.phase.value, text, tool_specs(decision), error)
+
+    def _record(self, decision: Decision, action: int, arguments: Mapping[str, Any], note: str = "") -> None:
+        """One line of the ticket's story (pick decisions start a ticket's work, not its story)."""
+        if decision.phase is Phase.PICK:
+            ticket = decision.slots[action]
+            self.conversation[ticket.id].append(f"{decision.agent} took the ticket{note}")
+            return
+        assert decision.ticket is not None
+        if decision.phase is Phase.TRIAGE:
+            category, priority, route = decode_triage(action)
+            line = f"{decision.agent} classified it {category}, priority {priority}, routed to {route}"
+        else:
+            tool = decision.tool(action)
+            said = "; ".join(f"{k}: {v}" for k, v in arguments.items())
+            line = f"{decision.agent} used {tool}" + (f" ({said})" if said else "")
+        self.conversation[decision.ticket.id].append(line + note)

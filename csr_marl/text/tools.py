@@ -1,0 +1,175 @@
+"""A decision's legal actions as tools with JSON-schema arguments, and a strict parser for tool calls.
+
+Every phase of every role has its tools (OpenAI's function-calling format, which Anthropic-style and
+most open chat servers accept too):
+
+| phase | tools |
+|---|---|
+| triage | ``classify(category, priority, route)`` |
+| pick | ``pick_ticket(ticket_id)`` -- one of the visible tickets' ids |
+| resolver work | ``check_order_status()``, ``check_payment()``, ``initiate_refund(amount)``, ``update_shipping()``, ``troubleshoot()``, ``reset_account()``, ``escalate_issue(reason)``, ``respond_user(message)`` |
+| desk work | ``approve_refund(amount)``, ``engineering_fix()``, ``fraud_review()``, ``account_recovery()``, ``legal_review()``, ``respond_user(message)``, ``return_to_resolver(reason)`` |
+
+Only the tools legal now are offered. :func:`parse_call` checks a call strictly -- a tool offered now,
+arguments a JSON object with exactly the schema's keys, of the right types and values -- and returns
+the core's action index, or raises :class:`ToolCallError` with one line saying what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..config.domain import CATEGORIES, PRIORITIES, ROUTES
+from ..sim.decisions import Decision, Phase, decode_triage, encode_triage
+
+_TEXT = {"type": "string", "minLength": 1, "maxLength": 4000}
+_AMOUNT = {"type": "number", "minimum": 0, "description": "the amount in dollars"}
+
+# name -> (description, properties); every property is required.
+_WORK_TOOLS: dict[str, tuple[str, dict[str, dict[str, Any]]]] = {
+    "check_order_status": ("Look up the order: reveals its shipping status.", {}),
+    "check_payment": ("Look up the payment: reveals what happened to the customer's money.", {}),
+    "initiate_refund": ("Start a refund to the customer's original payment method.", {"amount": _AMOUNT}),
+    "update_shipping": ("Change or re-send the shipment (address, carrier, replacement).", {}),
+    "troubleshoot": ("Run remote diagnostics on the device: reveals its state.", {}),
+    "reset_account": ("Reset the customer's login or account state.", {}),
+    "escalate_issue": (
+        "Hand the ticket to the escalation desk (specialists).",
+        {"reason": {**_TEXT, "description": "why the desk is needed"}},
+    ),
+    "respond_user": (
+        "Answer the customer and close the ticket. Answering before the needed steps are done leaves "
+        "the issue unresolved.",
+        {"message": {**_TEXT, "description": "the reply, as the customer will read it"}},
+    ),
+    "approve_refund": ("Approve a refund beyond the resolvers' limits.", {"amount": _AMOUNT}),
+    "engineering_fix": ("Have engineering fix a defect on the customer's device or account.", {}),
+    "fraud_review": ("Review a suspected fraudulent charge or account takeover.", {}),
+    "account_recovery": ("Recover an account the customer cannot get into.", {}),
+    "legal_review": ("Review a legal or compliance matter.", {}),
+    "return_to_resolver": (
+        "Send a ticket that does not need the desk back to the resolvers.",
+        {"reason": {**_TEXT, "description": "why no specialist is needed"}},
+    ),
+}
+
+
+class ToolCallError(ValueError):
+    """A tool call that cannot be taken as it is; the message says what is wrong, in one line."""
+
+
+@dataclass(frozen=True)
+class ParsedCall:
+    """A checked tool call: the core's action index and the call's arguments."""
+
+    name: str
+    action: int
+    arguments: dict[str, Any]
+
+
+def _spec(name: str, description: str, properties: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": list(properties),
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def _offered(decision: Decision) -> dict[str, tuple[dict[str, Any], Any]]:
+    """name -> (tool spec, how to turn checked arguments into the action index)."""
+    if decision.phase is Phase.TRIAGE:
+        routes = sorted({decode_triage(a)[2] for a in decision.legal}, key=ROUTES.index)
+        properties = {
+            "category": {"type": "string", "enum": list(CATEGORIES)},
+            "priority": {"type": "string", "enum": list(PRIORITIES)},
+            "route": {"type": "string", "enum": routes, "description": "who works the ticket next"},
+        }
+        spec = _spec("classify", "Set the ticket's category and priority and route it.", properties)
+        return {"classify": (spec, lambda args: encode_triage(args["category"], args["priority"], args["route"]))}
+    if decision.phase is Phase.PICK:
+        ids = [ticket.id for ticket in decision.slots]
+        properties = {"ticket_id": {"type": "integer", "enum": ids, "description": "a waiting ticket's id"}}
+        spec = _spec("pick_ticket", "Take one of the waiting tickets shown to work on it now.", properties)
+        return {"pick_ticket": (spec, lambda args: ids.index(args["ticket_id"]))}
+    offered = {}
+    for action in decision.legal:
+        name = decision.tool(action)
+        description, properties = _WORK_TOOLS[name]
+        offered[name] = (_spec(name, description, properties), lambda args, action=action: action)
+    return offered
+
+
+def tool_specs(decision: Decision) -> list[dict[str, Any]]:
+    """The tools legal for ``decision`` now, as a chat-completions ``tools`` list."""
+    return [spec for spec, _ in _offered(decision).values()]
+
+
+def parse_call(decision: Decision, name: str, arguments: str | Mapping[str, Any] | None) -> ParsedCall:
+    """``name(arguments)`` checked against ``decision``'s tools; ``arguments`` a JSON string or a dict."""
+    offered = _offered(decision)
+    if name not in offered:
+        raise ToolCallError(f"{name!r} is not a tool you can use now; use one of: {', '.join(offered)}")
+    spec, to_action = offered[name]
+    args = _arguments(name, arguments)
+    schema = spec["function"]["parameters"]
+    properties: dict[str, dict[str, Any]] = schema["properties"]
+    unknown = sorted(set(args) - set(properties))
+    if unknown:
+        raise ToolCallError(f"{name}: unexpected argument(s) {', '.join(unknown)}; it takes {_signature(properties)}")
+    missing = [key for key in schema["required"] if key not in args]
+    if missing:
+        raise ToolCallError(f"{name}: missing argument(s) {', '.join(missing)}; it takes {_signature(properties)}")
+    for key, value in args.items():
+        _check_value(name, key, value, properties[key])
+    return ParsedCall(name, to_action(args), args)
+
+
+def _arguments(name: str, arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError as error:
+            raise ToolCallError(f"{name}: arguments are not valid JSON ({error.msg} at position {error.pos})") from None
+    if not isinstance(arguments, Mapping):
+        raise ToolCallError(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
+    return dict(arguments)
+
+
+def _check_value(name: str, key: str, value: Any, schema: Mapping[str, Any]) -> None:
+    kind = schema["type"]
+    if kind == "string":
+        if not isinstance(value, str):
+            raise ToolCallError(f"{name}: {key} must be a string, got {value!r}")
+        if schema.get("minLength") and not value.strip():
+            raise ToolCallError(f"{name}: {key} must not be empty")
+        if len(value) > schema.get("maxLength", math.inf):
+            raise ToolCallError(f"{name}: {key} is longer than {schema['maxLength']} characters")
+    elif kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ToolCallError(f"{name}: {key} must be an integer, got {value!r}")
+    elif kind == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ToolCallError(f"{name}: {key} must be a finite number, got {value!r}")
+        if value < schema.get("minimum", -math.inf):
+            raise ToolCallError(f"{name}: {key} must be at least {schema['minimum']}, got {value!r}")
+    if "enum" in schema and value not in schema["enum"]:
+        choices = ", ".join(json.dumps(choice) for choice in schema["enum"])
+        raise ToolCallError(f"{name}: {key} must be one of {choices}; got {json.dumps(value)}")
+
+
+def _signature(properties: Mapping[str, Any]) -> str:
+    return "(" + ", ".join(properties) + ")" if properties else "no arguments"
