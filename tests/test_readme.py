@@ -12,7 +12,10 @@ import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 SECTIONS = ("## The PettingZoo environment", "## Use it from your library", "## Language models: text and tool calls")
-NEEDS = {"tianshou": "tianshou", "torchrl": "torchrl", "supersuit": "supersuit", "sb3_contrib": "sb3_contrib", "ray": "ray.rllib"}
+NEEDS = {
+    "tianshou": "tianshou", "torchrl": "torchrl", "supersuit": "supersuit", "stable_baselines3": "stable_baselines3",
+    "sb3_contrib": "sb3_contrib", "ray": "ray.rllib", "csr_marl.train": "tianshou",
+}
 
 
 def snippets() -> list[tuple[str, str]]:
