@@ -175,3 +175,28 @@ def test_default_epochs_carry_several_decisions_per_step():
         steps, decisions = steps + 1, decisions + len(due)
         env.step({agent: policy(decision) for agent, decision in due.items()})
     assert decisions / steps >= 3.0
+
+
+def test_a_pick_waiting_for_the_epoch_s_end_is_withdrawn_when_its_staff_member_goes_off_shift():
+    floor = {"staffing": {"triage": 0, "resolver": 3, "escalation": 0}, "customers.patience": None, "horizon_minutes": 90}
+
+    def run(overrides):
+        env = csr_marl.parallel_env("standard_day", overrides=overrides, decision_interval_minutes=5.0)
+        env.reset(seed=0)
+        policy = HeuristicPolicy(env.scenario, env.center.streams["policy"])
+        while env.agents:
+            due = env.due_decisions
+            yield env, due
+            env.step({a: policy(d) for a, d in due.items()})
+
+    # A pick by resolver_2 that falls due well inside an epoch: its shift ends right after it.
+    pick = next(
+        d for _, due in run(floor) for d in due.values()
+        if d.phase is Phase.PICK and d.agent == "resolver_2" and d.time % 5.0 < 4.0
+    )
+    change = pick.time + 0.5
+    shifted = {**floor, "staffing": {**floor["staffing"], "shifts": [{"at_minute": change, "resolver": 2}]}}
+    for env, due in run(shifted):
+        if env.center.now > change:
+            assert "resolver_2" not in due  # its pick was withdrawn: off shift, it takes nothing new
+    assert env.center.staff[2].ticket is None or env.center.staff[2].busy_since < change

@@ -160,8 +160,9 @@ class ContactCenter:
 
         Decisions that fall due during the epoch wait for its end (the decision latency of epochs):
         at ``until`` the queues are brought up to date and each waiting pick is shown the queue as it
-        is now -- a pick whose queue emptied is withdrawn (the staff member waits for work again), one
-        with a single ticket left takes it. Returns ``[]`` once the episode has ended (at the horizon,
+        is now -- a pick whose queue emptied, or whose staff member went off shift meanwhile, is
+        withdrawn (the staff member waits for work, or for the next shift), one with a single ticket
+        left takes it. Returns ``[]`` once the episode has ended (at the horizon,
         or when a ``max_tickets`` episode has closed every ticket).
         """
         if self.done:
@@ -210,16 +211,17 @@ class ContactCenter:
             self.rewards.add("waiting", self.meter.collect(now))
 
     def _refresh_pick(self, decision: Decision) -> None:
-        slots = decision.staff.queue.visible(self.queue_slots)
+        staff = decision.staff
+        slots = staff.queue.visible(self.queue_slots) if staff.on_duty else []  # off shift: no new ticket
         if len(slots) > 1:
             decision.slots = slots
             decision.legal = PICK_ACTIONS[len(slots)]
             return
         self._due.remove(decision)
         self.answer_event = None
-        decision.staff.last_decision = self.env.now
+        staff.last_decision = self.env.now
         if slots:
-            self.start_service(decision.staff, slots[0])
+            self.start_service(staff, slots[0])
         decision.event.succeed(slots[0] if slots else None)
 
     def decide(self, action: int, decision: Decision | None = None) -> None:
