@@ -148,3 +148,28 @@ def test_the_text_shows_what_staff_see_and_never_the_hidden_facts():
             checked += 1
         turn = session.step(*as_tool_call(decision, decision.legal[0])).turn
     assert checked > 5
+
+
+def test_a_mixed_team_one_role_each_from_the_caller_a_built_in_policy_and_any_callable():
+    answered = []
+
+    def desk(decision):  # stands for a trained checkpoint or a person at the keyboard
+        answered.append(decision.role)
+        return decision.legal[0]
+
+    session = TextSession("standard_day", seed=6, roles=("resolver",), colleagues={"triage": "random", "escalation": desk},
+                          overrides=SHORT)
+    turn = session.reset()
+    while turn is not None:
+        assert turn.role == "resolver"
+        decision = session._driver.decision
+        turn = session.step(*as_tool_call(decision, decision.legal[-1])).turn
+    assert answered and set(answered) == {"escalation"}
+    accuracy = session.result.kpis["triage_accuracy"]
+    assert accuracy < 0.5  # the random triage, not the heuristic (which is right every time)
+    with pytest.raises(ValueError, match="played by the caller"):
+        TextSession("standard_day", roles=("resolver",), colleagues={"resolver": "random"})
+    with pytest.raises(ValueError, match="unknown role"):
+        TextSession("standard_day", colleagues={"manager": "random"})
+    with pytest.raises(ValueError, match="unknown policy"):
+        TextSession("standard_day", roles=("resolver",), colleagues={"triage": "psychic"})

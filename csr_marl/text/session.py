@@ -9,8 +9,11 @@
         result = session.step(name, arguments)
         turn = result.turn
 
-The caller plays the roles in ``roles`` (every role by default); built-in policies (``colleagues``)
-answer every other decision, so the same SimPy core runs the day between the caller's turns. A call
+The caller plays the roles in ``roles`` (every role by default); ``colleagues`` answer every other
+decision, so the same SimPy core runs the day between the caller's turns. ``colleagues`` is a built-in
+policy's name for every other role, or a mapping from role to a name or to any callable from a
+``Decision`` to a legal action (a trained checkpoint from ``csr_marl.train.load_checkpoint_policy``, a
+person at the keyboard, ...): a mixed team in one episode, on the same customers. A call
 that is malformed or not legal now is refused with one line that says why (in ``result.error`` and at
 the top of the next turn's text) and costs ``rewards.illegal_action``; the same decision is asked
 again, and after ``max_retries`` refusals in a row the decision takes its fallback (as the RL
@@ -21,7 +24,7 @@ caller's next turn (or the end), under the scenario's reward mode.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,7 +72,7 @@ class TextSession:
         seed: int | None = None,
         *,
         roles: tuple[str, ...] = ROLES,
-        colleagues: str = "heuristic",
+        colleagues: str | Mapping[str, str | Callable[[Decision], int]] = "heuristic",
         overrides: Mapping[str, Any] | None = None,
         max_retries: int = 2,
     ) -> None:
@@ -79,12 +82,14 @@ class TextSession:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         self.scenario = resolve_scenario(scenario, overrides)
-        make_policy(colleagues, self.scenario, np.random.default_rng(0))  # an unknown name fails here
         self.roles = tuple(roles)
-        self.colleagues = colleagues
+        self.colleagues = _colleagues_by_role(colleagues, self.roles)
+        for member in self.colleagues.values():
+            if isinstance(member, str):
+                make_policy(member, self.scenario, np.random.default_rng(0))  # an unknown name fails here
         self.max_retries = max_retries
         self._driver = CenterDriver(self.scenario, strict=True, seed=seed)
-        self._policy: Any = None
+        self._policies: dict[str, Callable[[Decision], int]] = {}
         self._refused = 0
         self.conversation: dict[int, list[str]] = defaultdict(list)  # ticket id -> what happened
 
@@ -94,7 +99,14 @@ class TextSession:
         driver = self._driver
         driver.start(seed)
         assert driver.center is not None
-        self._policy = make_policy(self.colleagues, self.scenario, driver.center.streams["policy"])
+        stream = driver.center.streams["policy"]
+        self._policies = {}
+        for role, member in self.colleagues.items():
+            policy = make_policy(member, self.scenario, stream) if isinstance(member, str) else member
+            bind = getattr(policy, "bind", None)
+            if bind is not None:
+                bind(driver.center)  # a trained checkpoint reads the running core
+            self._policies[role] = policy
         self.conversation = defaultdict(list)
         self._refused = 0
         self._colleagues_act()
@@ -148,7 +160,7 @@ class TextSession:
         driver = self._driver
         while driver.decision is not None and driver.decision.role not in self.roles:
             decision = driver.decision
-            action = self._policy(decision)
+            action = self._policies[decision.role](decision)
             self._record(decision, action, {})
             driver.act(action)
 
@@ -179,3 +191,19 @@ class TextSession:
             said = "; ".join(f"{k}: {v}" for k, v in arguments.items())
             line = f"{decision.agent} used {tool}" + (f" ({said})" if said else "")
         self.conversation[decision.ticket.id].append(line + note)
+
+
+def _colleagues_by_role(
+    colleagues: str | Mapping[str, str | Callable[[Decision], int]], played: tuple[str, ...]
+) -> dict[str, str | Callable[[Decision], int]]:
+    """Who answers each role the caller does not play (a mapping's missing roles: the heuristic)."""
+    others = [role for role in ROLES if role not in played]
+    if isinstance(colleagues, str):
+        return dict.fromkeys(others, colleagues)
+    unknown = [role for role in colleagues if role not in ROLES]
+    if unknown:
+        raise ValueError(f"colleagues: unknown role(s) {unknown}; roles are {list(ROLES)}")
+    clash = [role for role in colleagues if role in played]
+    if clash:
+        raise ValueError(f"colleagues: {clash} are played by the caller (roles={list(played)})")
+    return {role: colleagues.get(role, "heuristic") for role in others}
