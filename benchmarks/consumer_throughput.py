@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import json
 import platform
 import pstats
 import time
@@ -30,6 +29,7 @@ import numpy as np
 
 import csr_marl
 import csr_marl.envs
+from csr_marl.whatif.store import atomic_write, write_json
 
 RESULTS = Path(__file__).parent / "results"
 Path_ = Callable[[int], tuple[float, int]]  # steps -> (seconds, agent samples)
@@ -232,10 +232,9 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.write:
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "consumer_throughput.md").write_text("# Throughput through each RL library\n\n" + text + "\n")
+        atomic_write(RESULTS / "consumer_throughput.md", "# Throughput through each RL library\n\n" + text + "\n")
         data = {"steps": args.steps, "rounds": args.rounds, "paths": best, "slowest": slowest, "csr_marl_share": share}
-        (RESULTS / "consumer_throughput.json").write_text(json.dumps(data, indent=1) + "\n")
+        write_json(RESULTS / "consumer_throughput.json", data)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ step), the reference for the issue's targets (>= 3x the decisions per step, no-o
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import numpy as np
 import csr_marl
 from csr_marl.policies import make_policy
 from csr_marl.sim.center import ContactCenter
+from csr_marl.whatif.store import atomic_write, write_json
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 3.0)
 KPIS = ("service_level_first_response", "service_level", "abandonment_rate", "resolved")
@@ -87,9 +87,8 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.write:
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "parallel_epochs.md").write_text("# Decision epochs of the parallel API\n\n" + text + "\n")
-        (RESULTS / "parallel_epochs.json").write_text(json.dumps({"scenario": args.scenario, "seeds": args.seeds, "rows": rows}, indent=1) + "\n")
+        atomic_write(RESULTS / "parallel_epochs.md", "# Decision epochs of the parallel API\n\n" + text + "\n")
+        write_json(RESULTS / "parallel_epochs.json", {"scenario": args.scenario, "seeds": args.seeds, "rows": rows})
 
 
 if __name__ == "__main__":

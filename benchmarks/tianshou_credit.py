@@ -12,42 +12,17 @@ from __future__ import annotations
 
 import argparse
 import logging
-from collections import defaultdict
+import sys
+from pathlib import Path
 
-import numpy as np
-from tianshou.algorithm import MARLRandomDiscreteMaskedOffPolicyAlgorithm
-from tianshou.algorithm.multiagent.marl import MultiAgentOffPolicyAlgorithm
-from tianshou.data import Collector, VectorReplayBuffer
-from tianshou.env import DummyVectorEnv, PettingZooEnv
+from tianshou.env import PettingZooEnv
 
-import csr_marl
-from csr_marl.train import TianshouEnv
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from credit_helpers import credited_to_learners, random_episode, replayed_returns  # noqa: E402
 
-def one_episode(env, seed: int):
-    np.random.seed(seed)
-    team = MultiAgentOffPolicyAlgorithm(
-        algorithms=[MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space) for _ in env.agents],
-        env=env,
-    )
-    collector = Collector(team, DummyVectorEnv([lambda: env]), VectorReplayBuffer(500_000, 1))
-    collector.reset(reset_buffer=True, gym_reset_kwargs={"seed": seed})
-    collector.collect(n_episode=1)
-    buffer = collector.buffer
-    return buffer[np.arange(len(buffer))]
-
-
-def returns(scenario: str, options: dict, seed: int, actions) -> dict[str, float]:
-    env = csr_marl.env(scenario, **options)
-    env.reset(seed=seed)
-    out: dict[str, float] = defaultdict(float)
-    turns = iter(actions)
-    for agent in env.agent_iter():
-        _, reward, terminated, truncated, _ = env.last()
-        out[agent] += reward
-        action = next(turns, None)
-        env.step(None if terminated or truncated else int(action))
-    return out
+import csr_marl  # noqa: E402
+from csr_marl.train import TianshouEnv  # noqa: E402
 
 
 def main() -> None:
@@ -64,10 +39,10 @@ def main() -> None:
             "csr_marl.train.TianshouEnv": TianshouEnv(args.scenario, **options),
         }
         for name, env in wrappers.items():
-            batch = one_episode(env, args.seed)
+            batch = random_episode(env, args.seed)
             seed = env.finished[0].seed if isinstance(env, TianshouEnv) else args.seed
-            truth = returns(args.scenario, options, seed, batch.act)
-            credited = {a: float(batch.rew[batch.obs.agent_id == a, i].sum()) for i, a in enumerate(env.agents)}
+            truth = replayed_returns(args.scenario, options, seed, batch.act)
+            credited = credited_to_learners(batch, env.agents)
             total = sum(credited.values()) / sum(truth.values())
             lowest = min(credited[a] / truth[a] for a in env.agents if truth[a])
             print(f"{name:<34} {mode:<11} {total:>17.1%} {lowest:>12.1%}")

@@ -20,7 +20,6 @@ can do better).
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import platform
@@ -29,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
+from csr_marl.whatif.store import atomic_write, write_json
 
 RESULTS = Path(__file__).parent / "results"
 TARGET = 1.7
@@ -151,9 +152,8 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.write:
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "vector_scaling.md").write_text("# Rollouts in worker processes\n\n" + text + "\n")
-        (RESULTS / "vector_scaling.json").write_text(json.dumps({"steps": args.steps, "rounds": args.rounds, "rows": rows}, indent=1) + "\n")
+        atomic_write(RESULTS / "vector_scaling.md", "# Rollouts in worker processes\n\n" + text + "\n")
+        write_json(RESULTS / "vector_scaling.json", {"steps": args.steps, "rounds": args.rounds, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ the agent that earned it); Tianshou's plain ``PettingZooEnv`` is measured beside
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 import numpy as np
@@ -17,12 +16,10 @@ import csr_marl
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("tianshou")
-from tianshou.algorithm import PPO, MARLRandomDiscreteMaskedOffPolicyAlgorithm  # noqa: E402
+from credit_helpers import credited_to_learners, random_episode, replayed_returns  # noqa: E402
+from tianshou.algorithm import PPO  # noqa: E402
 from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy  # noqa: E402
-from tianshou.algorithm.multiagent.marl import (  # noqa: E402
-    MultiAgentOffPolicyAlgorithm,
-    MultiAgentOnPolicyAlgorithm,
-)
+from tianshou.algorithm.multiagent.marl import MultiAgentOnPolicyAlgorithm  # noqa: E402
 from tianshou.algorithm.optim import AdamOptimizerFactory  # noqa: E402
 from tianshou.data import Collector, VectorReplayBuffer  # noqa: E402
 from tianshou.env import DummyVectorEnv, PettingZooEnv  # noqa: E402
@@ -31,45 +28,14 @@ from tianshou.trainer import OnPolicyTrainerParams  # noqa: E402
 from csr_marl.train import TianshouEnv  # noqa: E402
 
 
-def random_episode(env: Any, seed: int) -> Any:
-    """One episode of Tianshou's masked random agents; the buffer's transitions in order."""
-    np.random.seed(seed)  # Tianshou's random agent draws from numpy's global generator
-    algorithms = [MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space) for _ in env.agents]
-    team = MultiAgentOffPolicyAlgorithm(algorithms=algorithms, env=env)
-    collector = Collector(team, DummyVectorEnv([lambda: env]), VectorReplayBuffer(50_000, 1))
-    collector.reset(reset_buffer=True, gym_reset_kwargs={"seed": seed})
-    collector.collect(n_episode=1)
-    buffer = collector.buffer
-    return buffer[np.arange(len(buffer))]
-
-
-def credited_to_learners(batch: Any, agents: list[str]) -> dict[str, float]:
-    """What Tianshou's dispatcher hands each agent's learner: its column, on its own transitions."""
-    return {a: float(batch.rew[batch.obs.agent_id == a, i].sum()) for i, a in enumerate(agents)}
-
-
-def replayed_returns(scenario_options: dict[str, Any], seed: int, actions: np.ndarray) -> dict[str, float]:
-    """Each agent's return in the plain AEC env (every ``last()`` reward), replaying ``actions``."""
-    env = csr_marl.env("standard_day", **scenario_options)
-    env.reset(seed=seed)
-    returns: dict[str, float] = defaultdict(float)
-    turns = iter(actions)
-    for agent in env.agent_iter():
-        _, reward, terminated, truncated, _ = env.last()
-        returns[agent] += reward
-        action = next(turns, None)
-        env.step(None if terminated or truncated else int(action))
-    return dict(returns)
-
-
 @pytest.mark.parametrize("mode", ["shared", "individual"])
 def test_every_agent_s_whole_return_reaches_its_learner(mode):
     options = {"overrides": {**SHORT, "rewards.mode": mode}}
     env = TianshouEnv("standard_day", **options)
-    batch = random_episode(env, seed=3)
+    batch = random_episode(env, seed=3, buffer_size=50_000)
     assert batch.terminated[-1] or batch.truncated[-1]
     credited = credited_to_learners(batch, env.agents)
-    returns = replayed_returns(options, env.finished[0].seed, batch.act)
+    returns = replayed_returns("standard_day", options, env.finished[0].seed, batch.act)
     for agent in env.agents:
         assert credited[agent] == pytest.approx(returns[agent], abs=1e-6), agent
     assert sum(abs(v) for v in returns.values()) > 1.0  # rewards did flow
@@ -79,9 +45,9 @@ def test_tianshou_s_plain_pettingzoo_env_loses_most_of_it():
     # Why the adapter exists: the plain wrapper credits only the rewards of each agent's own turns.
     options = {"overrides": {**SHORT, "rewards.mode": "shared"}}
     plain = PettingZooEnv(csr_marl.env("standard_day", flat_observations=False, **options))
-    batch = random_episode(plain, seed=3)
+    batch = random_episode(plain, seed=3, buffer_size=50_000)
     credited = sum(credited_to_learners(batch, plain.agents).values())
-    returns = sum(replayed_returns(options, 3, batch.act).values())
+    returns = sum(replayed_returns("standard_day", options, 3, batch.act).values())
     assert abs(credited) < 0.5 * abs(returns)
 
 

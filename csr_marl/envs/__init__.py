@@ -36,8 +36,8 @@ agent at a time (PettingZoo's `parallel_to_aec`), truncated after `max_cycles` e
 1.0, on a fixed grid from minute 0); every staff member whose decision falls due meanwhile waits for the
 epoch's end, and then all of them act in the same step. Epochs in which nothing falls due are skipped,
 so every step holds at least one real decision. At the epoch's end the queues are brought up to date
-and a waiting pick is shown its queue as it is then (a pick whose queue emptied is withdrawn; one with a
-single ticket left takes it). Agents with nothing to decide have only the no-op unmasked and
+and a waiting pick is shown its queue as it is then (a pick whose queue emptied, or whose staff member
+went off shift meanwhile, is withdrawn; one with a single ticket left takes it). Agents with nothing to decide have only the no-op unmasked and
 `info["decision_due"] == False`; their actions are ignored (in strict mode anything but the no-op
 raises) and they may be left out of the actions dict, so libraries that can skip them do: RLlib
 through `csr_marl.envs.rllib.RLlibEnv`, which observes only the deciding agents (no forced no-ops,
@@ -191,6 +191,24 @@ Decided against each library's own code, as installed (pettingzoo 1.27, tianshou
 member learns while built-in policies run the others; `action_masks()` serves sb3-contrib's
 `MaskablePPO`. `csr_marl.train.TianshouEnv` is Tianshou's `PettingZooEnv` with every reward credited
 to the agent that earned it (Tianshou's own credits only what an agent earned during its own turn).
+
+## Usage
+
+    import numpy as np, csr_marl
+    env = csr_marl.env("standard_day", seed=0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    for agent in env.agent_iter():
+        observation, reward, terminated, truncated, info = env.last()
+        legal = np.flatnonzero(info["action_mask"])
+        env.step(None if terminated or truncated else int(rng.choice(legal)))
+    print(env.unwrapped.center.result().kpis["service_level"])
+
+A built-in policy answers the core's pending decision; with the same seed it gives the same KPIs as
+`csr_marl.simulate(scenario, policy="heuristic", seed=0)`:
+
+    policy = csr_marl.policies.HeuristicPolicy(env.unwrapped.scenario, env.unwrapped.center.streams["policy"])
+    action = policy(env.unwrapped.pending_decision)
 
 ## Version history
 

@@ -140,10 +140,9 @@ class CenterDriver:
         """
         decision, center = self.decision, self.center
         assert decision is not None and center is not None
-        index = self._checked(decision, int(action))
-        agent = decision.agent
-        self.account.turn(agent)
-        self._answer(decision, index)
+        answer = self._checked(decision, int(action))
+        self.account.turn(decision.agent)
+        self._answer(decision, *answer)
         self._set_due(center.next_decision())
         self.account.add(center.rewards.drain())
 
@@ -158,8 +157,8 @@ class CenterDriver:
             if agent not in self.due:
                 self._waiting(agent, action)
         self.account.begin_step()
-        for decision, index in answers:
-            self._answer(decision, index)
+        for decision, answer in answers:
+            self._answer(decision, *answer)
         self.epochs += 1
         self._next_epoch()
         self.account.add(center.rewards.drain())
@@ -172,22 +171,22 @@ class CenterDriver:
         self._set_due()
         self.account.add(self.center.rewards.drain())
 
-    def _checked(self, decision: Decision, index: int) -> int:
-        """``index`` if legal; else the decision's fallback (-1 - fallback), or a raise when strict."""
+    def _checked(self, decision: Decision, index: int) -> tuple[int, bool]:
+        """(the action to take, whether the agent's was illegal): ``index`` if legal, else the
+        decision's fallback -- or, in strict mode, a raise before anything changes."""
         if 0 <= index < self._core_actions[decision.role] and index in decision.legal:
-            return index
+            return index, False
         if self.strict:
             layout = self.layout.roles_layout[decision.role]
             raise IllegalActionError(_why_illegal(decision, layout.core_actions, layout.noop, index))
-        return -1 - decision.fallback()
+        return decision.fallback(), True
 
-    def _answer(self, decision: Decision, index: int) -> None:
-        """Answer a decision (a checked index: negative for an illegal action's fallback)."""
+    def _answer(self, decision: Decision, index: int, illegal: bool) -> None:
+        """Answer a decision with a checked action; an illegal one's penalty goes to its agent."""
         center = self.center
         assert center is not None
-        if index < 0:
+        if illegal:
             center.rewards.add("illegal_action", self.illegal_penalty, decision.agent)
-            index = -1 - index
         self.last_decided[decision.agent] = center.env.now
         center.decide(index, decision)
 

@@ -73,7 +73,7 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
             ticket = center.ask(staff, Phase.PICK, PICK_ACTIONS[len(slots)], slots=slots)
             if ticket is ASKED:
                 ticket = yield center.answer_event
-            if ticket is None:  # the queue emptied before the pick was answered (decision epochs)
+            if ticket is None:  # decision epochs: the pick was withdrawn (queue emptied, or off shift)
                 continue
             yield from _work(center, staff, ticket)  # type: ignore[arg-type]
         center.end_service(staff)

@@ -56,7 +56,6 @@ class TianshouEnv(PettingZooEnv):
         self.finished: list[SimulationResult] = []
         self._owed = np.zeros(0)
         super().__init__(env if isinstance(env, AECEnv) else envs.env(env, **options))
-        self._column = {agent: i for i, agent in enumerate(self.agents)}
 
     def reset(self, *args: Any, **kwargs: Any) -> tuple[dict, dict]:
         """A new episode; one in which nobody has anything to decide is skipped (it teaches nothing)."""
@@ -87,7 +86,7 @@ class TianshouEnv(PettingZooEnv):
             observation, _, terminated, truncated, info = env.last()
             return self._observation(observation, info), self.rewards, terminated, truncated, info
         self._owed += step_rewards
-        column = self._column[agent]
+        column = self.agent_idx[agent]  # Tianshou's own agent -> reward column
         credited = [0.0] * len(self._owed)
         credited[column], self._owed[column] = float(self._owed[column]), 0.0
         self.rewards = credited
