@@ -52,7 +52,8 @@ the interval is a dial between batching and fidelity. On `standard_day` with the
 and 67 % of agent samples forced no-ops (93 % before), but the two triage staff, who need about a
 decision a minute each, are throttled: first-response service level 0.35 against 0.97 in AEC. At 0.25
 minutes it is 0.79 with 1.8 decisions per step; as the interval shrinks the KPIs converge to the AEC
-env's (identical to three decimals at 0.001 minutes, `tests/test_env_parallel.py`). On this floor no
+env's (at 0.001 minutes service levels equal to three decimals and ASA within 0.01 minutes,
+`tests/test_env_parallel.py`). On this floor no
 interval brings forced no-ops below half: it produces about five decisions a minute across fourteen
 staff, and intervals long enough to batch seven starve the floor behind triage.
 
