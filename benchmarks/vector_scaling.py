@@ -3,7 +3,7 @@
 RL collection runs N copies of the environment side by side. Three documented ways, each timed with
 two copies in one process (the one-worker reference) and two copies in two worker processes:
 
-* Gymnasium's ``SyncVectorEnv`` / ``AsyncVectorEnv`` over a single-agent task (``csr_marl/Resolver-v0``);
+* Gymnasium's ``SyncVectorEnv`` / ``AsyncVectorEnv`` over a single-agent task (``csr_marl/Resolver-v1``);
 * SuperSuit's ``concat_vec_envs_v1(..., num_cpus=0 | 2)`` over the parallel env (what SB3 users run);
 * Tianshou's ``DummyVectorEnv`` / ``SubprocVectorEnv`` over ``csr_marl.train.TianshouEnv``.
 
@@ -41,7 +41,7 @@ def gymnasium_vector(workers: int, steps: int) -> float:
     import csr_marl.envs
 
     gym.register_envs(csr_marl.envs)
-    make = [lambda: gym.make("csr_marl/Resolver-v0") for _ in range(2)]
+    make = [lambda: gym.make("csr_marl/Resolver-v1") for _ in range(2)]
     vec = gym.vector.AsyncVectorEnv(make) if workers == 2 else gym.vector.SyncVectorEnv(make)
     rng = np.random.default_rng(0)
     _, infos = vec.reset(seed=0)
@@ -117,7 +117,7 @@ def machine_ceiling(workers: int, steps: int) -> float:
 
 PATHS: dict[str, Callable[[int, int], float]] = {
     "machine ceiling: a pure-Python loop": machine_ceiling,
-    "Gymnasium Sync/AsyncVectorEnv, csr_marl/Resolver-v0": gymnasium_vector,
+    "Gymnasium Sync/AsyncVectorEnv, csr_marl/Resolver-v1": gymnasium_vector,
     "SuperSuit concat_vec_envs_v1, parallel_env": supersuit_vector,
     "Tianshou Dummy/SubprocVectorEnv, TianshouEnv": tianshou_vector,
 }

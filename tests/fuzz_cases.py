@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import csr_marl
 from csr_marl.config import ScenarioError, load_scenario
-from csr_marl.whatif.records import PROPORTIONS
+from csr_marl.whatif.records import natural_range
 
 BASES = tuple(csr_marl.scenario_names())
 POLICIES = ("heuristic", "random", "fifo", "escalate_all")
@@ -194,9 +194,8 @@ def _check_result(result: Any) -> None:
         if math.isnan(value):
             assert name not in COUNTS, f"{name} is NaN"
             continue
-        assert value >= 0, f"{name} = {value}"
-        if name in PROPORTIONS:
-            assert value <= 1.0, f"{name} = {value}"
+        low, high = natural_range(name)  # [0, 1] for shares, [-1, 1] for sentiment, [0, inf) else
+        assert low <= value <= high, f"{name} = {value}"
         if name in COUNTS:
             assert value == int(value), f"{name} = {value}"
     # KPIs count contacts after the warm-up; the flow counts every ticket.

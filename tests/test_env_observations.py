@@ -17,7 +17,7 @@ from csr_marl.sim import Phase
 def test_every_position_is_named_and_sizes_follow_the_env_card():
     env = csr_marl.raw_env("standard_day", uniform_spaces=False, flat_observations=False)
     sizes = {role: len(env.feature_names(role)) for role in ("triage", "resolver", "escalation")}
-    assert sizes == {"triage": 111, "resolver": 176, "escalation": 176}  # D=32, F=30, K=5
+    assert sizes == {"triage": 113, "resolver": 178, "escalation": 178}  # D=32, F=30, K=5
     for agent in env.possible_agents:
         assert env.observation_space(agent)["observation"].shape == (len(env.feature_names(agent)),)
         names = env.action_names(agent)
@@ -25,18 +25,18 @@ def test_every_position_is_named_and_sizes_follow_the_env_card():
     assert env.action_names("triage")[:2] == ("billing/low->resolver", "billing/low->escalation")
     assert env.action_names("escalation")[5:] == (
         "approve_refund", "engineering_fix", "fraud_review", "account_recovery", "legal_review",
-        "respond_user", "return_to_resolver", "noop",
+        "respond_user", "return_to_resolver", "ask_customer", "noop",
     )
-    assert len(env.state_names) == env.state_space.shape[0] == 65 + 32 + 30 + 26 * 5
+    assert len(env.state_names) == env.state_space.shape[0] == 67 + 32 + 30 + 26 * 5
 
 
 def test_by_default_spaces_are_uniform_with_a_role_one_hot_and_the_no_op_last():
     env = csr_marl.raw_env("standard_day")
-    assert {env.observation_space(a).shape for a in env.possible_agents} == {(179,)}
+    assert {env.observation_space(a).shape for a in env.possible_agents} == {(181,)}
     first = env.possible_agents[0]
     assert all(env.observation_space(a) == env.observation_space(first) for a in env.possible_agents)
     assert {env.action_space(a).n for a in env.possible_agents} == {33}
-    assert env.action_names("resolver")[13:15] == ("pad_0", "pad_1")
+    assert env.action_names("resolver")[14:16] == ("pad_0", "pad_1")
     env.reset(seed=0)
     for agent in ("triage_0", "resolver_0", "escalation_0"):
         observation = env.observe(agent)

@@ -23,8 +23,10 @@ def test_rates_and_shares_lie_in_unit_interval(policy: str) -> None:
     for name in PROPORTIONS:
         value = kpis[name]
         assert math.isnan(value) or 0.0 <= value <= 1.0, f"{name} = {value}"
+    assert -1.0 <= kpis["sentiment_mean"] <= 1.0 and 0.0 <= kpis["reply_score_mean"] <= 0.5
     for name, value in kpis.items():
-        assert math.isnan(value) or value >= 0, f"{name} = {value}"
+        if name != "sentiment_mean":  # the one signed KPI: -1 upset .. 1 pleased
+            assert math.isnan(value) or value >= 0, f"{name} = {value}"
 
 
 def test_occupancy_counts_overtime_when_a_shift_lowers_headcount() -> None:

@@ -83,7 +83,7 @@ def test_a_bad_call_is_refused_with_one_line_and_the_decision_waits(name, argume
     assert why in result.error and "\n" not in result.error
     assert result.turn.text.startswith(f"Your last call was refused: {result.error}")
     assert session._driver.decision is before  # asked again
-    assert result.reward == session.scenario.rewards.illegal_action
+    assert result.reward == pytest.approx(session.scenario.rewards.illegal_action, abs=1e-9)  # booked in 2**-32 units
 
 
 def test_after_the_retries_the_decision_takes_its_fallback():
@@ -173,3 +173,25 @@ def test_a_mixed_team_one_role_each_from_the_caller_a_built_in_policy_and_any_ca
         TextSession("standard_day", colleagues={"manager": "random"})
     with pytest.raises(ValueError, match="unknown policy"):
         TextSession("standard_day", roles=("resolver",), colleagues={"triage": "psychic"})
+
+
+def test_step_rewards_add_up_to_the_team_return_with_refused_calls() -> None:
+    """A refused call's penalty is paid once: in its own step, never again in the next one."""
+    session = TextSession("tasks/resolve", seed=3, overrides={"horizon_minutes": 90})
+    turn = session.reset()
+    total, refusals = 0.0, 0
+    while turn is not None:
+        if refusals < 6 and turn.phase == "work":
+            refused = session.step("no_such_tool", {})
+            refusals += 1
+            assert refused.error and refused.reward == pytest.approx(session.scenario.rewards.illegal_action)
+            total += refused.reward
+        first = turn.tools[0]["function"]
+        if first["name"] == "pick_ticket":
+            result = session.step("pick_ticket", {"ticket_id": first["parameters"]["properties"]["ticket_id"]["enum"][0]})
+        else:
+            result = session.step("respond_user", {"message": "Thank you for writing in; this is now sorted."})
+        total += result.reward
+        turn = result.turn
+    assert refusals == 6
+    assert total == pytest.approx(session.result.team_return, abs=1e-6)

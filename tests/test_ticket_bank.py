@@ -260,3 +260,18 @@ def test_a_train_template_needs_a_train_variant(tmp_path):
         variant["split"] = "test"
     with pytest.raises(ScenarioError, match="needs at least one train text variant"):
         load_ticket_bank(_write(tmp_path, raw))
+
+
+def test_a_knowledge_base_from_the_train_split_has_never_seen_held_out_tickets() -> None:
+    """heuristic_train's knowledge base holds train templates and variants only: on train tickets it
+    triages as the full heuristic does, on held-out tickets it errs like a newcomer."""
+    import csr_marl
+
+    def accuracy(policy: str, split: str) -> float:
+        runs = [csr_marl.simulate("tasks/classify", policy=policy, seed=s, overrides={"tickets.split": split})
+                for s in range(2)]
+        return sum(r.kpis["triage_accuracy"] for r in runs) / len(runs)
+
+    assert accuracy("heuristic_train", "train") == accuracy("heuristic", "train") == 1.0
+    assert accuracy("heuristic", "test") == 1.0  # its knowledge base is the whole bank
+    assert accuracy("heuristic_train", "test") < 0.8

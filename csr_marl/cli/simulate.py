@@ -21,7 +21,8 @@ HEADLINE = (
     "in_system_at_end", "service_level", "asa_minutes", "wait_p90_minutes", "service_level_first_response",
     "abandonment_rate",
     "first_contact_resolution", "escalation_rate", "sla_attainment", "occupancy_triage",
-    "occupancy_resolver", "occupancy_escalation", "triage_accuracy",
+    "occupancy_resolver", "occupancy_escalation", "triage_accuracy", "reply_score_mean", "sentiment_mean",
+    "upset_rate",
 )
 
 

@@ -11,7 +11,9 @@ TIERS: tuple[str, ...] = ("basic", "premium", "enterprise")
 ROLES: tuple[str, ...] = ("triage", "resolver", "escalation")
 ROUTES: tuple[str, ...] = ("resolver", "escalation")
 
-# Resolver tools. The last two end the resolver's work on a ticket.
+# Resolver tools. ``escalate_issue`` and ``respond_user`` end the resolver's work on a ticket;
+# ``ask_customer`` (appended last, after the v1 layout) asks the customer a question and waits for
+# the reply.
 RESOLVER_TOOLS: tuple[str, ...] = (
     "check_order_status",
     "check_payment",
@@ -21,6 +23,7 @@ RESOLVER_TOOLS: tuple[str, ...] = (
     "reset_account",
     "escalate_issue",
     "respond_user",
+    "ask_customer",
 )
 # Escalation-desk tools. ``respond_user`` closes, ``return_to_resolver`` sends a mis-escalated ticket back.
 SPECIALIST_TOOLS: tuple[str, ...] = (
@@ -31,13 +34,16 @@ SPECIALIST_TOOLS: tuple[str, ...] = (
     "legal_review",
     "respond_user",
     "return_to_resolver",
+    "ask_customer",
 )
-# Tools that do work on a ticket (the rest hand it on or close it).
-RESOLVER_WORK_TOOLS: frozenset[str] = frozenset(RESOLVER_TOOLS) - {"escalate_issue", "respond_user"}
+# Tools that talk to the customer rather than work on the ticket: never a workflow step.
+DIALOGUE_TOOLS: frozenset[str] = frozenset({"ask_customer"})
+# Tools that do work on a ticket (the rest hand it on, close it, or talk to the customer).
+RESOLVER_WORK_TOOLS: frozenset[str] = frozenset(RESOLVER_TOOLS) - {"escalate_issue", "respond_user"} - DIALOGUE_TOOLS
 SPECIALIST_WORK_TOOLS: frozenset[str] = frozenset(SPECIALIST_TOOLS) - {
     "respond_user",
     "return_to_resolver",
-}
+} - DIALOGUE_TOOLS
 ALL_TOOLS: tuple[str, ...] = tuple(dict.fromkeys(RESOLVER_TOOLS + SPECIALIST_TOOLS))
 
 # Hidden facts and the tool whose result reveals them.

@@ -125,6 +125,38 @@ class SelfReport(_Frozen):
     priority_accuracy: float = Field(default=0.5, ge=0, le=1)
 
 
+class Sentiment(_Frozen):
+    """How a customer's mood moves, and how it feeds back into the queueing model.
+
+    Sentiment is a number in [-1, 1] per customer, 0 when the ticket is filed. It falls by
+    ``wait_per_minute`` for every minute waited in any queue, by ``wasted_step`` for each tool step
+    the ticket did not need, by ``repeated_question`` when the customer is asked again about a topic
+    they already answered, by ``handover`` for every transfer between resolvers and the desk, and by
+    ``unresolved`` when a response closes the ticket unresolved; the reply itself moves it by
+    ``reply_weight * (grade / 0.5 - 0.5)`` (a perfect reply +reply_weight/2, an empty one the same
+    down). A customer is *upset* below ``upset_below``.
+
+    Feedback: whenever the customer enters a queue again (escalated, returned, or coming back as a
+    reopened contact) their remaining patience is multiplied by ``exp(patience_elasticity * s)``
+    (an upset customer hangs up sooner), and the chance that an unresolved customer comes back is
+    ``reopen.probability * (1 - reopen_elasticity * s)``, clipped to [0, 1]. A first queue entry is
+    never changed, so single-queue models keep their exact patience law. ``enabled: false`` turns
+    sentiment off entirely (no tracking, no feedback): the validation presets do, to stay exact;
+    elasticities of 0 track sentiment without feedback.
+    """
+
+    enabled: bool = True
+    wait_per_minute: float = Field(default=0.01, ge=0)
+    wasted_step: float = Field(default=0.05, ge=0)
+    repeated_question: float = Field(default=0.15, ge=0)
+    handover: float = Field(default=0.1, ge=0)
+    unresolved: float = Field(default=0.3, ge=0)
+    reply_weight: float = Field(default=0.6, ge=0)
+    upset_below: float = Field(default=-0.3, ge=-1, le=1)
+    patience_elasticity: float = Field(default=0.7, ge=0, le=5)
+    reopen_elasticity: float = Field(default=0.5, ge=0, le=1)
+
+
 class Customers(_Frozen):
     tier_mix: dict[str, float] = Field(
         default_factory=lambda: {"basic": 0.7, "premium": 0.2, "enterprise": 0.1}
@@ -133,6 +165,7 @@ class Customers(_Frozen):
     patience_factor: dict[str, float] = Field(default_factory=dict)
     reopen: Reopen = Reopen()
     self_report: SelfReport = SelfReport()
+    sentiment: Sentiment = Sentiment()
 
     @model_validator(mode="after")
     def _mix(self) -> "Customers":
@@ -254,6 +287,11 @@ class Rewards(_Frozen):
     )
     abandonment: float = -1.0
     sla_breach: float = -0.5
+    response_quality: float = Field(
+        default=1.0,
+        description="weight of the reply's grade (0.0-0.5, csr_marl.sim.responses) paid to the agent "
+        "whose respond_user closes a ticket",
+    )
     illegal_action: float = Field(
         default=-0.1,
         description="what an action the mask forbids costs the agent (the environment then takes the "

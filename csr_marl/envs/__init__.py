@@ -1,18 +1,18 @@
 # noqa: D212, D415
 """
-# Contact center (csr_marl_v1)
+# Contact center (csr_marl_v2)
 
 | Import             | `csr_marl.env(scenario="standard_day")`, `csr_marl.parallel_env(...)`, `csr_marl.raw_env(...)` |
 |--------------------|------------------------------------------------------------------------------------------------|
-| Registered         | PettingZoo `csr_marl/ContactCenter-v1` (aec, parallel); Gymnasium tasks `csr_marl/*-v0`         |
+| Registered         | PettingZoo `csr_marl/ContactCenter-v2` (aec, parallel); Gymnasium tasks `csr_marl/*-v1`         |
 | Actions            | `Discrete(33)` for every agent (padding and the no-op masked), masked                          |
 | Parallel API       | Yes: decision epochs of `decision_interval_minutes` (default 1), see below                     |
 | Agents             | `triage_0..`, `resolver_0..`, `escalation_0..`: one per staff slot at peak staffing            |
-| Observation        | `Box(float32, (179,))` for every agent (role one-hot + role features, zero-padded)             |
+| Observation        | `Box(float32, (181,))` for every agent (role one-hot + role features, zero-padded)             |
 | Observation values | [0, 1], text features in [-1, 1]                                                                |
 | Action mask        | `info["action_mask"]` (int8); in the observation Dict with `flat_observations=False`           |
 | Illegal action     | costs `rewards.illegal_action` (-0.1), the decision takes its fallback; `strict=True` raises   |
-| State              | `Box(float32, (65 + D + F + 26K,))`                                                            |
+| State              | `Box(float32, (67 + D + F + 26K,))`                                                            |
 
 Staff of a customer-service contact center are the agents: **triage** reads each new ticket and sets
 its category, priority and route; **resolvers** pick tickets from their queue and work them through
@@ -68,12 +68,12 @@ A float32 vector per role, blocks in this order (`K` = `observation.queue_slots`
 |---|---|---|
 | floor | 10 | `shift_elapsed` = minute / horizon; `queue_<role>` = squash(waiting tickets, 10) for triage, resolver, escalation; `load_<role>` = staff with a ticket in hand / staff on shift (capped at 1); `staffed_<role>` = staff on shift / peak headcount |
 | phase | 4 | one-hot: `triage` (ticket in hand to classify), `pick` (choose a queue slot), `work` (choose a tool), `none` (nothing to decide) |
-| ticket | 35 + D + F | the ticket in the agent's hands (zeros if none): `ticket_present`; `text_0..D-1` signed hashed word counts of subject and body, L2-normalised, numbers folded into one token; `tier_*` (3); `declared_category_*` (4) and `declared_priority_*` (4), the customer's own; `assigned_category_*` (4) and `assigned_priority_*` (4), triage's (the declared ones before triage); `ticket_age`; `returning` (a reopened contact); `escalated`; `action_budget_used` = tool actions / `workflow.max_actions_per_ticket`; `fact_<fact>=<value>` (F) one-hot of the facts tools have revealed (`bank.fact_encoding`); `done_<tool>` (11) work tools already done |
+| ticket | 37 + D + F | the ticket in the agent's hands (zeros if none): `ticket_present`; `text_0..D-1` signed hashed word counts of subject and body, L2-normalised, numbers folded into one token; `tier_*` (3); `declared_category_*` (4) and `declared_priority_*` (4), the customer's own; `assigned_category_*` (4) and `assigned_priority_*` (4), triage's (the declared ones before triage); `ticket_age`; `returning` (a reopened contact); `escalated`; `action_budget_used` = tool actions / `workflow.max_actions_per_ticket`; `customer_sentiment` = (sentiment + 1) / 2, 0.5 neutral (`customers.sentiment`); `questions_asked` = min(questions / 3, 1); `fact_<fact>=<value>` (F) one-hot of the facts tools have revealed (`bank.fact_encoding`); `done_<tool>` (11) work tools already done |
 | slots | 13 K | resolver and escalation only: the first K tickets of the role's queue in service order (in the `pick` phase, exactly the decision's slots); per slot `present`, `priority_*` (4, assigned), `tier_*` (3), `age`, `category_*` (4, assigned) |
 
-Sizes with the defaults and the default bank: triage 111, resolver and escalation 176.
+Sizes with the defaults and the default bank: triage 113, resolver and escalation 178.
 With `uniform_spaces=True` every vector starts with a role one-hot (`role_triage`, `role_resolver`,
-`role_escalation`) and is zero-padded (`pad_*`) to the longest role: 179 with the defaults.
+`role_escalation`) and is zero-padded (`pad_*`) to the longest role: 181 with the defaults.
 
 ## Actions
 
@@ -85,8 +85,8 @@ every index.
 | role | actions |
 |---|---|
 | triage (33) | `(category * 4 + priority) * 2 + route` over (billing, shipping, technical, general) x (low, medium, high, urgent) x (resolver, escalation); routing to escalation is masked when nobody staffs the desk |
-| resolver (K + 9) | `0..K-1` pick a visible slot; then `check_order_status, check_payment, initiate_refund, update_shipping, troubleshoot, reset_account, escalate_issue, respond_user` |
-| escalation (K + 8) | `0..K-1` pick a slot of the escalation queue; then `approve_refund, engineering_fix, fraud_review, account_recovery, legal_review, respond_user, return_to_resolver` |
+| resolver (K + 10) | `0..K-1` pick a visible slot; then `check_order_status, check_payment, initiate_refund, update_shipping, troubleshoot, reset_account, escalate_issue, respond_user, ask_customer` |
+| escalation (K + 9) | `0..K-1` pick a slot of the escalation queue; then `approve_refund, engineering_fix, fraud_review, account_recovery, legal_review, respond_user, return_to_resolver, ask_customer` |
 
 With `uniform_spaces=True` (the default) every role has the largest action count (padding always
 masked, no-op last). An action the mask forbids costs the acting agent `rewards.illegal_action`
@@ -97,11 +97,20 @@ service order (slot 0), work answers the customer (`respond_user`). The episode 
 unmasked or greedy policy can never stall it. `strict=True` raises `csr_marl.sim.IllegalActionError`
 naming the legal actions instead, and changes nothing.
 
+Vector agents cannot write text, so their `respond_user` sends the **documented reply**
+(`csr_marl.sim.responses.documented_reply`: the customer's name, the order and amount, what was done
+and found, an apology when the customer is upset, no promise beyond what was done), graded by the same
+rubric as a language model's reply; their `ask_customer` asks about the next topic whose fact is still
+hidden (`csr_marl.sim.dialogue`). The customer's answer takes sampled time (`handle_times.tools.ask_customer`)
+and never counts as a workflow step; asking about a topic again costs `step_wasted` and sentiment.
+
 ## Rewards
 
 Components and weights come from the scenario's `rewards:` block (DESIGN §5): classification,
 priority, routing, step (needed or wasted tool), resolution (by tier), waiting (per ticket-minute by
-priority), abandonment, sla_breach, illegal_action. The core attributes each to the agent responsible;
+priority), abandonment, sla_breach, illegal_action, response (`rewards.response_quality` x the reply's grade,
+0.0-0.5, to the agent whose `respond_user` closed the ticket; the grade's parts are in the language
+interface's `info["reply_grade"]`). The core attributes each to the agent responsible;
 waiting and abandonment are team-wide. `rewards.mode`:
 
 * `shared`: every agent receives the team's total;
@@ -188,7 +197,7 @@ Decided against each library's own code, as installed (pettingzoo 1.27, tianshou
 ## Gymnasium tasks and Tianshou
 
 `import csr_marl.envs` registers single-agent Gymnasium tasks (`csr_marl.envs.tasks`:
-`csr_marl/Classify-v0`, `Resolve-v0`, `Triage-v0`, `Resolver-v0`, `EscalationDesk-v0`): one staff
+`csr_marl/Classify-v1`, `Resolve-v1`, `Triage-v1`, `Resolver-v1`, `EscalationDesk-v1`): one staff
 member learns while built-in policies run the others; `action_masks()` serves sb3-contrib's
 `MaskablePPO`. `csr_marl.train.TianshouEnv` is Tianshou's `PettingZooEnv` with every reward credited
 to the agent that earned it (Tianshou's own credits only what an agent earned during its own turn).
@@ -226,6 +235,11 @@ A built-in policy answers the core's pending decision; with the same seed it giv
   samples forced no-ops on `standard_day`); `info["decision_due"]`; `max_cycles` and cyclic AEC turns;
   registered with PettingZoo's and Gymnasium's registries; Gymnasium single-agent tasks;
   `csr_marl.train.TianshouEnv`.
+* v2: customers who talk and feel (issue #11): `ask_customer` is the last tool of resolvers and the
+  desk (resolver K + 10, desk K + 9 actions; the uniform space stays `Discrete(33)`); the ticket block
+  gains `customer_sentiment` and `questions_asked` (uniform observation 181, was 179); the reward
+  component `response` grades every reply; customers' sentiment feeds patience and reopening
+  (`customers.sentiment`, off in the validation presets). Gymnasium tasks are `-v1` for the same spaces.
 """
 
 from __future__ import annotations
@@ -294,10 +308,10 @@ def _register() -> None:
         from pettingzoo import aec_registry, parallel_registry, register
     except ImportError:  # PettingZoo before 1.27 has no registry
         return
-    if "csr_marl/ContactCenter-v1" not in aec_registry:
-        register("aec", "csr_marl/ContactCenter-v1", entry_point=env)
-    if "csr_marl/ContactCenter-v1" not in parallel_registry:
-        register("parallel", "csr_marl/ContactCenter-v1", entry_point=parallel_env)
+    if "csr_marl/ContactCenter-v2" not in aec_registry:
+        register("aec", "csr_marl/ContactCenter-v2", entry_point=env)
+    if "csr_marl/ContactCenter-v2" not in parallel_registry:
+        register("parallel", "csr_marl/ContactCenter-v2", entry_point=parallel_env)
 
 
 _register()

@@ -21,7 +21,7 @@ from .render import floor_text
 ScenarioLike = str | os.PathLike[str] | Scenario
 DEFAULT_DECISION_INTERVAL = 1.0  # minutes per decision epoch of the parallel API
 METADATA: dict[str, Any] = {
-    "name": "csr_marl_v1",
+    "name": "csr_marl_v2",
     "render_modes": ["ansi", "human"],
     "is_parallelizable": False,
     "render_fps": 4,

@@ -16,6 +16,7 @@ from ..config.domain import ROLES
 from ..config.loading import load_ticket_bank
 from ..config.scenario import Scenario
 from ..sim.center import ContactCenter
+from ..sim.customers import Grader
 from ..sim.decisions import Decision, IllegalActionError
 from ..sim.staff import Staff
 from .layout import Layout
@@ -45,8 +46,10 @@ class CenterDriver:
         strict: bool = False,
         interval: float = 1.0,
         seed: int | None = None,
+        grader: Grader | None = None,
     ) -> None:
         self.scenario = scenario
+        self.grader = grader  # grades respond_user's messages instead of the rubric (e.g. a judge)
         self.flat = flat_observations
         self.strict = strict
         self.interval = interval
@@ -81,7 +84,7 @@ class CenterDriver:
         else:
             self._seeds = np.random.default_rng(seed)
         self.episode_seed = seed
-        self.center = ContactCenter(self.scenario, seed, track_rewards=True)
+        self.center = ContactCenter(self.scenario, seed, track_rewards=True, grader=self.grader)
         self.staff = {staff.name: staff for staff in self.center.staff}
         self.account.reset()
         self.last_decided = {}
@@ -133,16 +136,17 @@ class CenterDriver:
         self._set_due(*due)
 
     # --- acting ---------------------------------------------------------------------------------
-    def act(self, action: Any) -> None:
+    def act(self, action: Any, text: str | None = None) -> None:
         """The agent whose decision is due takes its turn: answer, then run the core to the next one.
 
         The step's rewards start from zero, and so does the acting agent's reward since its last turn.
+        ``text`` is what a work tool says (``respond_user``'s message, ``ask_customer``'s question).
         """
         decision, center = self.decision, self.center
         assert decision is not None and center is not None
         answer = self._checked(decision, int(action))
         self.account.turn(decision.agent)
-        self._answer(decision, *answer)
+        self._answer(decision, *answer, text=text)
         self._set_due(center.next_decision())
         self.account.add(center.rewards.drain())
 
@@ -181,14 +185,14 @@ class CenterDriver:
             raise IllegalActionError(_why_illegal(decision, layout.core_actions, layout.noop, index))
         return decision.fallback(), True
 
-    def _answer(self, decision: Decision, index: int, illegal: bool) -> None:
+    def _answer(self, decision: Decision, index: int, illegal: bool, text: str | None = None) -> None:
         """Answer a decision with a checked action; an illegal one's penalty goes to its agent."""
         center = self.center
         assert center is not None
         if illegal:
             center.rewards.add("illegal_action", self.illegal_penalty, decision.agent)
         self.last_decided[decision.agent] = center.env.now
-        center.decide(index, decision)
+        center.decide(index, decision, text=None if illegal else text)
 
     def _waiting(self, agent: str, action: int) -> None:
         """An agent with nothing to decide: its action is ignored (only the no-op is unmasked);

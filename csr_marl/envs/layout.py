@@ -58,7 +58,9 @@ class TicketBlock:
         self.returning = self.age + 1
         self.escalated = self.age + 2
         self.budget = self.age + 3
-        self.facts = self.age + 4
+        self.sentiment = self.age + 4
+        self.questions = self.age + 5
+        self.facts = self.age + 6
         self.done = self.facts + len(fact_names)
         self.size = self.done + len(WORK_TOOLS)
         self.names = [
@@ -69,7 +71,8 @@ class TicketBlock:
             *(f"declared_priority_{p}" for p in PRIORITIES),
             *(f"assigned_category_{c}" for c in CATEGORIES),
             *(f"assigned_priority_{p}" for p in PRIORITIES),
-            "ticket_age", "returning", "escalated", "action_budget_used",
+            "ticket_age", "returning", "escalated", "action_budget_used", "customer_sentiment",
+            "questions_asked",
             *(f"fact_{name}" for name in fact_names),
             *(f"done_{tool}" for tool in WORK_TOOLS),
         ]

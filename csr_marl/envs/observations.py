@@ -54,7 +54,8 @@ _SEPARATE = bytes(
     48 if 48 <= c <= 57 else c if re.fullmatch(rb"[a-z']", bytes([c])) else 32 for c in range(256)
 )
 _FLOAT32 = struct.Struct("f")
-_FOUR = struct.Struct("4f")
+_SIX = struct.Struct("6f")
+QUESTION_SCALE = 3.0  # questions asked map to min(n / 3, 1)
 _ONE = _FLOAT32.pack(1.0)
 _TRIAGE, _RESOLVER, _ESCALATION = ROLES
 
@@ -381,11 +382,13 @@ class ObservationEncoder:
         parts += (
             features.head,
             self._assigned[ticket.assigned_category][ticket.assigned_priority],
-            _FOUR.pack(
+            _SIX.pack(
                 age / (age + AGE_SCALE_MINUTES),  # ticket_age, returning, escalated, action_budget_used
                 1.0 if ticket.contact > 0 else 0.0,
                 1.0 if ticket.escalated else 0.0,
                 1.0 if budget > 1.0 else budget,  # min(budget, 1.0)
+                0.5 + 0.5 * ticket.sentiment,  # customer_sentiment: 0 furious, 0.5 neutral, 1 pleased
+                min(len(ticket.questions) / QUESTION_SCALE, 1.0),  # questions_asked
             ),
             features.dynamic,
         )

@@ -2,15 +2,15 @@
 
     import gymnasium as gym
     import csr_marl.envs  # registers the tasks (gym.register_envs(csr_marl.envs) keeps the import)
-    env = gym.make("csr_marl/Resolve-v0")
+    env = gym.make("csr_marl/Resolve-v1")
 
 | id | scenario | the learner | colleagues |
 |---|---|---|---|
-| ``csr_marl/Classify-v0`` | ``tasks/classify`` | ``triage_0`` (alone) | -- |
-| ``csr_marl/Resolve-v0`` | ``tasks/resolve`` | ``resolver_0`` (alone) | -- |
-| ``csr_marl/Triage-v0`` | ``standard_day`` | ``triage_0`` | heuristic |
-| ``csr_marl/Resolver-v0`` | ``standard_day`` | ``resolver_0`` | heuristic |
-| ``csr_marl/EscalationDesk-v0`` | ``standard_day`` | ``escalation_0`` | heuristic |
+| ``csr_marl/Classify-v1`` | ``tasks/classify`` | ``triage_0`` (alone) | -- |
+| ``csr_marl/Resolve-v1`` | ``tasks/resolve`` | ``resolver_0`` (alone) | -- |
+| ``csr_marl/Triage-v1`` | ``standard_day`` | ``triage_0`` | heuristic |
+| ``csr_marl/Resolver-v1`` | ``standard_day`` | ``resolver_0`` | heuristic |
+| ``csr_marl/EscalationDesk-v1`` | ``standard_day`` | ``escalation_0`` | heuristic |
 
 A step is one decision of the learner; between two of them the core runs and the colleagues' built-in
 policy answers theirs. The observation is the learner's role vector (``Box``, as in the multi-agent
@@ -37,11 +37,11 @@ from .driver import CenterDriver
 from .render import floor_text
 
 TASKS: dict[str, dict[str, str]] = {
-    "Classify-v0": {"scenario": "tasks/classify", "agent": "triage_0"},
-    "Resolve-v0": {"scenario": "tasks/resolve", "agent": "resolver_0"},
-    "Triage-v0": {"scenario": "standard_day", "agent": "triage_0"},
-    "Resolver-v0": {"scenario": "standard_day", "agent": "resolver_0"},
-    "EscalationDesk-v0": {"scenario": "standard_day", "agent": "escalation_0"},
+    "Classify-v1": {"scenario": "tasks/classify", "agent": "triage_0"},
+    "Resolve-v1": {"scenario": "tasks/resolve", "agent": "resolver_0"},
+    "Triage-v1": {"scenario": "standard_day", "agent": "triage_0"},
+    "Resolver-v1": {"scenario": "standard_day", "agent": "resolver_0"},
+    "EscalationDesk-v1": {"scenario": "standard_day", "agent": "escalation_0"},
 }
 EMPTY_EPISODES_ALLOWED = 100
 
@@ -145,7 +145,7 @@ class CenterTaskEnv(gymnasium.Env):
 
 
 def register_tasks() -> None:
-    """Register every task with Gymnasium (``csr_marl/<Task>-v0``); done on ``import csr_marl.envs``."""
+    """Register every task with Gymnasium (``csr_marl/<Task>-v1``); done on ``import csr_marl.envs``."""
     for name, kwargs in TASKS.items():
         env_id = f"csr_marl/{name}"
         if env_id not in gymnasium.registry:

@@ -38,11 +38,11 @@ class KnowledgeBase:
     precomputed weights over the variants, so a lookup is one sum of a few dozen rows.
     """
 
-    def __init__(self, bank_path: str) -> None:
+    def __init__(self, bank_path: str, split: str = "all") -> None:
         self.bank = load_ticket_bank(bank_path)
         variants: list[tuple[frozenset[str], Template]] = []
-        for template in self.bank.templates:
-            for variant in template.variants:
+        for template, known in self.bank.templates_in(split):  # "train": held-out tickets unseen
+            for variant in known:
                 text = SLOT_PATTERN.sub(" ", f"{variant.subject}\n{variant.body}")
                 variants.append((tokens(text), template))
         self._templates = [template for _, template in variants]
@@ -76,9 +76,9 @@ class KnowledgeBase:
 
     @classmethod
     @lru_cache(maxsize=8)
-    def for_bank(cls, bank_path: str) -> "KnowledgeBase":
-        """One shared knowledge base per ticket bank and process (building it takes milliseconds)."""
-        return cls(bank_path)
+    def for_bank(cls, bank_path: str, split: str = "all") -> "KnowledgeBase":
+        """One shared knowledge base per ticket bank, split and process (building it takes milliseconds)."""
+        return cls(bank_path, split)
 
     def match(self, ticket: Ticket) -> Template:
         key = ticket.text
@@ -120,8 +120,10 @@ class KnowledgeBase:
 class HeuristicPolicy:
     """Knowledge-base triage, highest priority then oldest first, playbook-driven workflows."""
 
+    knowledge = "all"  # the part of the bank the knowledge base is built from
+
     def __init__(self, scenario: Scenario, rng: np.random.Generator | None = None) -> None:
-        self.kb = KnowledgeBase.for_bank(scenario.tickets.bank)
+        self.kb = KnowledgeBase.for_bank(scenario.tickets.bank, self.knowledge)
         self.has_desk = scenario.staffing.peak("escalation") > 0
 
     def __call__(self, decision: Decision) -> int:
@@ -199,3 +201,11 @@ class EscalateAllPolicy(HeuristicPolicy):
 
 
 __all__ = ["EscalateAllPolicy", "FifoPolicy", "HeuristicPolicy", "KnowledgeBase"]
+
+
+@register("heuristic_train")
+class TrainKnowledgeHeuristic(HeuristicPolicy):
+    """The heuristic with a knowledge base built from the bank's train split only, so on held-out
+    tickets (``tickets.split: test``) it triages text it has never seen, as a fair baseline must."""
+
+    knowledge = "train"

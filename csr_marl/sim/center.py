@@ -32,6 +32,7 @@ from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES,
 from ..config.loading import load_ticket_bank
 from ..config.scenario import Scenario
 from .arrivals import arrival_times
+from .customers import CustomerModel, Grader
 from .decisions import ASKED, ROLE_TOOLS, Decision, IllegalActionError, Phase
 from .kpis import KpiAccumulator, TicketLog, headline_queue_of
 from .queues import TicketQueue
@@ -54,6 +55,7 @@ class ContactCenter:
         *,
         track_rewards: bool = False,
         log: bool | str | Path = False,
+        grader: Grader | None = None,
     ) -> None:
         self.scenario = scenario
         self.seed = seed
@@ -65,6 +67,11 @@ class ContactCenter:
         self.queue_slots = scenario.observation.queue_slots
         self.weights = scenario.rewards
         self.factory = TicketFactory(scenario, self.bank, self.streams)
+        # Moods, customer replies and reply grades; ``grader`` replaces the rubric (e.g. an LLM judge).
+        self.customers = CustomerModel(scenario.customers.sentiment, grader)
+        # What staff said and customers answered, for the language interface: a list to append
+        # ``(kind, agent, ticket, payload)`` events to, or None (nobody listens, nothing is kept).
+        self.transcript: list[tuple[str, str, Ticket, dict[str, Any]]] | None = None
         staffing = scenario.staffing
         self.peak = {role: staffing.peak(role) for role in ROLES}
         self.roles_present = tuple(role for role in ROLES if self.peak[role] > 0)
@@ -224,8 +231,12 @@ class ContactCenter:
             self.start_service(staff, slots[0])
         decision.event.succeed(slots[0] if slots else None)
 
-    def decide(self, action: int, decision: Decision | None = None) -> None:
+    def decide(self, action: int, decision: Decision | None = None, *, text: str | None = None) -> None:
         """Answer ``decision`` (by default the pending one) with ``action``, a legal index for its role.
+
+        ``text`` is what the staff member writes with a work tool: the message of ``respond_user``
+        (graded when the reply is sent; None sends the documented reply) or the question of
+        ``ask_customer`` (None asks about the next open topic).
 
         A pick whose ticket was taken by a colleague answered earlier in the same epoch takes the
         first of its visible tickets still waiting, or, if none is, nobody (the staff member waits for
@@ -243,6 +254,9 @@ class ContactCenter:
                 f"legal actions: {decision.legal}"
             )
         self._due.remove(decision)
+        if decision.phase is Phase.WORK:
+            assert decision.ticket is not None
+            decision.ticket.said = text
         self._resolve(decision, int(action))
 
     def ask(self, staff: Staff, phase: Phase, legal: list[int], *, ticket: Ticket | None = None,
@@ -254,6 +268,8 @@ class ContactCenter:
         """
         if len(legal) == 1:
             staff.last_decision = self.env.now
+            if ticket is not None:
+                ticket.said = None
             if phase is Phase.PICK:
                 assert slots
                 self.start_service(staff, slots[0])
@@ -321,6 +337,9 @@ class ContactCenter:
             ticket.queue_wait += max(0.0, ticket.deadline - ticket.enqueued_at)
             self.kpis.queue_unanswered(queue.name, ticket, abandoned=True)
             self.kpis.abandoned(ticket, max(0.0, ticket.deadline - ticket.arrival))
+            mood = self.customers.mood_on_leaving(ticket, max(0.0, ticket.deadline - ticket.enqueued_at))
+            if mood is not None:
+                self.kpis.left(ticket, *mood)
             self.kpis.count("sla_breached", ticket)
             self.rewards.add("abandonment", self.weights.abandonment)
             if self.log is not None:
@@ -333,6 +352,7 @@ class ContactCenter:
         waited = queue.take(ticket, now)
         self.meter.change(now, -self.meter.weight[ticket.true_priority])
         ticket.queue_wait += waited
+        self.customers.waited(ticket, waited)
         self.kpis.queue_answered(queue.name, ticket, waited)
         if ticket.answered_at is None:
             ticket.answered_at = now
@@ -424,11 +444,15 @@ class ContactCenter:
         if tool == "respond_user":
             self._close(staff, ticket)
             return True
+        if tool == "ask_customer":
+            self._ask_customer(staff, ticket)
+            return False
         if tool in ("escalate_issue", "return_to_resolver"):
             needs = ticket.requirement.needs_escalation
             right = needs if tool == "escalate_issue" else not needs
             self.rewards.add("routing", w.routing_right if right else w.routing_wrong, agent)
             ticket.transfers += 1
+            self.customers.handed_over(ticket)
             if tool == "escalate_issue":
                 self._escalate(ticket)
             else:
@@ -437,6 +461,8 @@ class ContactCenter:
             return True
         needed = ticket.is_needed(tool)
         self.rewards.add("step", w.step_needed if needed else w.step_wasted, agent)
+        if not needed:
+            self.customers.wasted_step(ticket)
         if tool not in ticket.done:
             ticket.done.append(tool)
         fact = _FACT_OF.get(tool)
@@ -444,11 +470,33 @@ class ContactCenter:
             ticket.revealed[fact] = ticket.facts[fact]
         return False
 
+    def _ask_customer(self, staff: Staff, ticket: Ticket) -> None:
+        """The customer's reply has come in (the tool's time was theirs): a repeat costs a wasted step."""
+        question, ticket.said = ticket.said, None
+        reply, repeated = self.customers.answer(ticket, question)
+        if repeated:
+            self.rewards.add("step", self.weights.step_wasted, staff.name)
+        if self.transcript is not None:
+            self.transcript.append(("customer_reply", staff.name, ticket, {"question": question, "reply": reply}))
+
     def _close(self, staff: Staff, ticket: Ticket) -> None:
         now = self.env.now
         w, agent = self.weights, staff.name
         resolved = ticket.resolvable()
         on_time = resolved and now <= ticket.sla_deadline
+        message, ticket.said = ticket.said, None
+        grade = self.customers.grade(ticket, message, resolved)
+        self.rewards.add("response", w.response_quality * grade.score, agent)
+        mood = self.customers.mood_on_leaving(ticket)
+        if ticket.counted:
+            self.kpis.graded(ticket, grade.score)
+            if mood is not None:
+                self.kpis.left(ticket, *mood)
+        if self.transcript is not None:
+            self.transcript.append(("reply_grade", agent, ticket, {
+                "message": message, "resolved": resolved, "score": grade.score,
+                "parts": dict(grade.parts), "notes": list(grade.notes),
+            }))
         if resolved:
             self.flow["resolved"] += 1
             self.rewards.add("resolution", w.resolution * w.tier_weight.get(ticket.tier, 1.0), agent)
@@ -464,7 +512,9 @@ class ContactCenter:
 
     def _maybe_return(self, ticket: Ticket) -> None:
         reopen = self.scenario.customers.reopen
-        if ticket.returns >= reopen.max_returns or self._return_draw() >= reopen.probability:
+        if ticket.returns >= reopen.max_returns:
+            return
+        if self._return_draw() >= self.customers.reopen_probability(ticket, reopen.probability):
             return
         self._returns_pending += 1
         event = self.env.timeout(self._return_delay())
@@ -472,7 +522,9 @@ class ContactCenter:
 
     def _come_back(self, old: Ticket) -> None:
         self._returns_pending -= 1
-        self.arrive(self.factory.returning(old, self.env.now))
+        ticket = self.factory.returning(old, self.env.now)
+        self.customers.rescale_patience(ticket)  # they remember how the last contact went
+        self.arrive(ticket)
 
     # --- sampling -------------------------------------------------------------------------------
     def _build_samplers(self) -> None:
@@ -484,6 +536,11 @@ class ContactCenter:
             self._tool_samplers[(tool, False)] = make_sampler(times.for_tool(tool), rng)
         for tool in SPECIALIST_TOOLS:
             self._tool_samplers[(tool, True)] = make_sampler(times.for_tool(tool, True), rng)
+        # The customer's time to answer a question comes from a stream of its own, so asking never
+        # shifts anybody's handle times.
+        talk = self.streams["dialogue"]
+        for at_desk in (False, True):
+            self._tool_samplers[("ask_customer", at_desk)] = make_sampler(times.for_tool("ask_customer", at_desk), talk)
         returns = self.streams["returns"]
         self._return_draw = UniformStream(returns)
         self._return_delay = make_sampler(self.scenario.customers.reopen.delay, returns)

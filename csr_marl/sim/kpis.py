@@ -61,11 +61,28 @@ class KpiAccumulator:
         self.overtime = {role: 0.0 for role in ROLES}  # busy minutes finishing a ticket off shift
         self.available = roles_available
         self.triage = {"triaged": 0, "category_right": 0, "priority_right": 0, "route_right": 0}
+        # The customer's mood when the contact left (closed or abandoned), and the replies' grades.
+        self.mood = {"left": 0, "sentiment_sum": 0.0, "upset": 0}
+        self.replies = {"graded": 0, "score_sum": 0.0}
 
     # --- events -----------------------------------------------------------------------------------
     def count(self, name: str, ticket: Ticket) -> None:
         if ticket.counted:
             self.counts[name][ticket.cell] += 1
+
+    def left(self, ticket: Ticket, sentiment: float, upset: bool) -> None:
+        """A contact left the center (closed or abandoned) with the customer in this mood."""
+        if ticket.counted:
+            mood = self.mood
+            mood["left"] += 1
+            mood["sentiment_sum"] += sentiment
+            mood["upset"] += upset
+
+    def graded(self, ticket: Ticket, score: float) -> None:
+        """A reply that closed a contact was graded ``score`` (0.0-0.5)."""
+        if ticket.counted:
+            self.replies["graded"] += 1
+            self.replies["score_sum"] += score
 
     def closed(self, ticket: Ticket, resolved: bool, on_time: bool) -> None:
         """A counted contact was closed by a response (resolved or not)."""
@@ -185,6 +202,9 @@ class KpiAccumulator:
         out["triage_accuracy"] = _ratio(self.triage["category_right"], triaged)
         out["triage_priority_accuracy"] = _ratio(self.triage["priority_right"], triaged)
         out["triage_routing_accuracy"] = _ratio(self.triage["route_right"], triaged)
+        out["reply_score_mean"] = _ratio(self.replies["score_sum"], self.replies["graded"])
+        out["sentiment_mean"] = _ratio(self.mood["sentiment_sum"], self.mood["left"])
+        out["upset_rate"] = _ratio(self.mood["upset"], self.mood["left"])
         return out
 
     def breakdown(self) -> dict[str, dict[str, dict[str, float]]]:
@@ -268,6 +288,9 @@ def kpi_definitions(headline_queue: str | None = None, threshold_minutes: float 
         "first_contact_resolution": "first contacts resolved / first contacts closed (resolved or not)",
         "escalation_rate": "contacts sent to the escalation desk at least once / offered",
         "sla_attainment": "contacts resolved within their priority's SLA / contacts whose SLA outcome is known",
+        "reply_score_mean": "mean grade (0.0-0.5) of the replies that closed contacts (respond_user; the rubric of csr_marl.sim.responses or a judge)",
+        "sentiment_mean": "mean customer sentiment (-1 upset .. 1 pleased) when contacts left, closed or abandoned (customers.sentiment; NaN when off)",
+        "upset_rate": "contacts whose customer left upset (sentiment below customers.sentiment.upset_below) / contacts that left (NaN when off)",
         "occupancy_<role>": "busy staff-minutes / (on-shift staff-minutes + minutes spent finishing a ticket off shift), after the warm-up",
     }
     for queue in QUEUES:

@@ -21,7 +21,8 @@ from ..config.distributions import (
     Lognormal,
 )
 
-STREAMS: tuple[str, ...] = ("arrivals", "tickets", "patience", "handle_times", "returns", "policy")
+# Append only: a new stream must leave every earlier one's draws unchanged (spawned by index).
+STREAMS: tuple[str, ...] = ("arrivals", "tickets", "patience", "handle_times", "returns", "policy", "dialogue")
 _BLOCK = 512
 
 

@@ -11,7 +11,7 @@ from ..config.domain import PRIORITIES
 
 COMPONENTS: tuple[str, ...] = (
     "classification", "priority", "routing", "step", "resolution", "waiting", "abandonment",
-    "sla_breach", "illegal_action",
+    "sla_breach", "illegal_action", "response",
 )
 
 

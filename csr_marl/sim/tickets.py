@@ -32,6 +32,8 @@ class Ticket:
         "patience_left", "enqueued_at", "deadline", "waiting_in", "answered_at", "queue_wait",
         "sla_deadline", "cell", "counted", "returns", "cache", "queue_marks",
         "transfers",
+        # the customer as a person: name, the values their text mentions, mood, the conversation
+        "customer", "slot_values", "sentiment", "questions", "dialogue", "said", "grade",
     )
 
     def __init__(self) -> None:
@@ -48,6 +50,11 @@ class Ticket:
         self.cache: Any = None
         self.queue_marks = 0  # queues entered and taken from (KPIs count each contact's first visit)
         self.transfers = 0  # hand-overs between resolvers and the desk (escalate / return)
+        self.sentiment = 0.0  # the customer's mood in [-1, 1] (customers.sentiment)
+        self.questions: list[str] = []  # topics the customer was asked about (ask_customer)
+        self.dialogue: list[tuple[str, str]] = []  # (question, the customer's reply)
+        self.said: str | None = None  # what the staff member wrote with the tool in progress
+        self.grade: Any = None  # the grade of the reply that closed this contact
 
     # --- workflow state -------------------------------------------------------------------------
     def required(self) -> tuple[str, ...]:
@@ -125,6 +132,8 @@ class TicketFactory:
         self._warmup = scenario.warmup_minutes
         self._next_id = 0
         self._slot_values = {k: list(v) for k, v in bank.slots.items()}
+        self._names = self._slot_values.get("first_name") or list(_DEFAULT_NAMES)
+        self._name_offset = int(streams.root.entropy) % 1009 if isinstance(streams.root.entropy, int) else 0
 
     def new(self, now: float) -> Ticket:
         u = self._u
@@ -149,7 +158,12 @@ class TicketFactory:
             ticket.subject = variant.subject.format_map(values)
             ticket.body = variant.body.format_map(values)
         else:
+            values = _NO_SLOTS
             ticket.subject, ticket.body = variant.subject, variant.body
+        ticket.slot_values = values
+        # Every slot is drawn whichever variant is shown, so the name is known even when this text
+        # does not sign it; templates without the slot get one from the ticket's id (no draw).
+        ticket.customer = values.get("first_name") or self._names[(ticket.id * 7919 + self._name_offset) % len(self._names)]
         ticket.text = f"{ticket.subject}\n{ticket.body}"
         ticket.true_category = template.category
         ticket.true_priority = _priority(template, tier, ticket.text)
@@ -172,7 +186,8 @@ class TicketFactory:
         """The same customer and issue back as a new contact, with fresh patience."""
         ticket = Ticket()
         for name in ("id", "template", "case", "requirement", "tier", "subject", "body", "text",
-                     "true_category", "true_priority", "declared_category", "declared_priority"):
+                     "true_category", "true_priority", "declared_category", "declared_priority",
+                     "customer", "slot_values", "sentiment"):
             setattr(ticket, name, getattr(old, name))
         ticket.facts = old.facts
         ticket.contact = old.contact + 1
@@ -220,6 +235,8 @@ _CELL = {
     for ti, t in enumerate(TIERS)
     for ci, c in enumerate(CATEGORIES)
 }
+_NO_SLOTS: dict[str, str] = {}
+_DEFAULT_NAMES = ("Alex", "Robin", "Sam", "Jordan", "Casey", "Morgan", "Taylor", "Jamie")
 _OTHER_CATEGORIES = {c: [o for o in CATEGORIES if o != c] for c in CATEGORIES}
 
 

@@ -7,13 +7,19 @@
 
 :mod:`.observation` renders a decision as text, :mod:`.tools` offers its legal actions as tools and
 parses tool calls strictly, :mod:`.session` runs a day with the caller playing some roles and built-in
-policies the others. Pure Python: no model, server or network is needed.
+policies the others, :mod:`.pettingzoo` offers the same as a PettingZoo AEC environment with text
+observation and action spaces. Pure Python: no model, server or network is needed. The LLM runner
+(:mod:`.runner`, ``csr-marl agent``) and the judge (:mod:`.judge`) need the ``llm`` extra.
 """
 
 from __future__ import annotations
 
 from .observation import describe
+from .pettingzoo import TextContactCenterEnv, text_env
 from .session import TextSession, TextStep, Turn
 from .tools import ParsedCall, ToolCallError, parse_call, tool_specs
 
-__all__ = ["ParsedCall", "TextSession", "TextStep", "ToolCallError", "Turn", "describe", "parse_call", "tool_specs"]
+__all__ = [
+    "ParsedCall", "TextContactCenterEnv", "TextSession", "TextStep", "ToolCallError", "Turn", "describe",
+    "parse_call", "text_env", "tool_specs",
+]

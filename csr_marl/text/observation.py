@@ -69,9 +69,9 @@ def _floor(center: ContactCenter) -> str:
 def _ticket_lines(ticket: Ticket, now: float) -> list[str]:
     waited = max(0.0, now - ticket.first_arrival)
     lines = [
-        f"Ticket #{ticket.id} from a {ticket.tier} customer, waiting {waited:.0f} min"
+        f"Ticket #{ticket.id} from {ticket.customer}, a {ticket.tier} customer, waiting {waited:.0f} min"
         + (" (they wrote in before: this issue was not resolved)" if ticket.contact else "")
-        + ".",
+        + f". {ticket.customer} seems {mood(ticket.sentiment)}.",
         f"The customer filed it as {ticket.declared_category}, urgency {ticket.declared_priority}.",
     ]
     if ticket.triaged:
@@ -84,6 +84,19 @@ def _ticket_lines(ticket: Ticket, now: float) -> list[str]:
     if ticket.done:
         lines.append("Steps done: " + ", ".join(ticket.done) + ".")
     return lines
+
+
+def mood(sentiment: float) -> str:
+    """The customer's sentiment (-1..1) in words, as staff would read it from their messages."""
+    if sentiment <= -0.6:
+        return "furious"
+    if sentiment <= -0.3:
+        return "upset"
+    if sentiment < -0.1:
+        return "impatient"
+    if sentiment <= 0.2:
+        return "calm"
+    return "pleased"
 
 
 def _queue_line(ticket: Ticket, now: float) -> str:

@@ -17,7 +17,11 @@ person at the keyboard, ...): a mixed team in one episode, on the same customers
 that is malformed or not legal now is refused with one line that says why (in ``result.error`` and at
 the top of the next turn's text) and costs ``rewards.illegal_action``; the same decision is asked
 again, and after ``max_retries`` refusals in a row the decision takes its fallback (as the RL
-environments do). The reward of a step is what the acting agent earned from its call until the
+environments do). ``respond_user(message)`` is graded 0.0-0.5 by the rubric of
+:mod:`csr_marl.sim.responses`, or by ``grader`` (any ``(ticket, message) -> ReplyGrade``, such as the
+LLM judge of :mod:`csr_marl.text.judge`); ``ask_customer(question)`` gets the customer's reply, which
+joins the ticket's story. ``info`` of a step carries the caller's ``customer_reply`` and ``reply_grade``
+(score, parts, notes) and every such ``events`` entry since the last call. The reward of a step is what the acting agent earned from its call until the
 caller's next turn (or the end), under the scenario's reward mode.
 """
 
@@ -34,6 +38,7 @@ from ..config.domain import ROLES
 from ..envs.common import ScenarioLike, resolve_scenario
 from ..envs.driver import CenterDriver
 from ..policies.base import make_policy
+from ..sim.customers import Grader
 from ..sim.decisions import Decision, Phase, decode_triage
 from ..sim.result import SimulationResult
 from .observation import describe
@@ -75,6 +80,7 @@ class TextSession:
         colleagues: str | Mapping[str, str | Callable[[Decision], int]] = "heuristic",
         overrides: Mapping[str, Any] | None = None,
         max_retries: int = 2,
+        grader: Grader | None = None,
     ) -> None:
         unknown = [role for role in roles if role not in ROLES]
         if unknown:
@@ -88,7 +94,7 @@ class TextSession:
             if isinstance(member, str):
                 make_policy(member, self.scenario, np.random.default_rng(0))  # an unknown name fails here
         self.max_retries = max_retries
-        self._driver = CenterDriver(self.scenario, strict=True, seed=seed)
+        self._driver = CenterDriver(self.scenario, strict=True, seed=seed, grader=grader)
         self._policies: dict[str, Callable[[Decision], int]] = {}
         self._refused = 0
         self.conversation: dict[int, list[str]] = defaultdict(list)  # ticket id -> what happened
@@ -108,8 +114,10 @@ class TextSession:
                 bind(driver.center)  # a trained checkpoint reads the running core
             self._policies[role] = policy
         self.conversation = defaultdict(list)
+        driver.center.transcript = []
         self._refused = 0
         self._colleagues_act()
+        self._drain()
         return self._turn()
 
     def step(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> TextStep:
@@ -125,9 +133,10 @@ class TextSession:
             return self._refuse(decision, str(refusal))
         self._refused = 0
         self._record(decision, call.action, call.arguments)
-        driver.act(call.action)
+        driver.act(call.action, call.text)
         self._colleagues_act()
-        return TextStep(self._turn(), driver.account.since_turn(agent), driver.decision is None)
+        info = self._drain()
+        return TextStep(self._turn(), driver.account.since_turn(agent), driver.decision is None, info=info)
 
     @property
     def result(self) -> SimulationResult:
@@ -143,16 +152,20 @@ class TextSession:
         driver.center.rewards.add("illegal_action", self.scenario.rewards.illegal_action, agent)
         self._refused += 1
         if self._refused <= self.max_retries:
+            # The refusal is a turn of its own: its penalty is booked now, so no later step counts it.
+            driver.account.turn(agent)
+            driver.account.add(driver.center.rewards.drain())
             turn = self._turn(error=why)
-            return TextStep(turn, self.scenario.rewards.illegal_action, False, error=why)
+            return TextStep(turn, driver.account.since_turn(agent), False, error=why)
         self._refused = 0
         fallback = decision.fallback()
         self._record(decision, fallback, {}, note=" (fallback after refused calls)")
         driver.act(fallback)
         self._colleagues_act()
+        info = self._drain()
         return TextStep(
             self._turn(error=f"{why}; after {self.max_retries + 1} refused calls the fallback was taken"),
-            driver.account.since_turn(agent), driver.decision is None, error=why,
+            driver.account.since_turn(agent), driver.decision is None, error=why, info=info,
         )
 
     def _colleagues_act(self) -> None:
@@ -163,6 +176,26 @@ class TextSession:
             action = self._policies[decision.role](decision)
             self._record(decision, action, {})
             driver.act(action)
+
+    def _drain(self) -> dict[str, Any]:
+        """What customers said and how replies were graded since the last call: each customer's reply
+        joins its ticket's story; the caller's own (``events``, and the latest of each kind as
+        ``customer_reply`` / ``reply_grade``) go into the step's ``info``."""
+        center = self._driver.center
+        assert center is not None and center.transcript is not None
+        events, center.transcript = center.transcript, []
+        info: dict[str, Any] = {}
+        mine: list[dict[str, Any]] = []
+        for kind, agent, ticket, payload in events:
+            if kind == "customer_reply":
+                self.conversation[ticket.id].append(f"customer {ticket.customer} replied: \"{payload['reply']}\"")
+            if agent.rsplit("_", 1)[0] in self.roles:
+                event = {"kind": kind, "agent": agent, "ticket_id": ticket.id, **payload}
+                mine.append(event)
+                info[kind] = payload["reply"] if kind == "customer_reply" else event
+        if mine:
+            info["events"] = mine
+        return info
 
     def _turn(self, error: str | None = None) -> Turn | None:
         driver = self._driver

@@ -7,8 +7,8 @@ most open chat servers accept too):
 |---|---|
 | triage | ``classify(category, priority, route)`` |
 | pick | ``pick_ticket(ticket_id)`` -- one of the visible tickets' ids |
-| resolver work | ``check_order_status()``, ``check_payment()``, ``initiate_refund(amount)``, ``update_shipping()``, ``troubleshoot()``, ``reset_account()``, ``escalate_issue(reason)``, ``respond_user(message)`` |
-| desk work | ``approve_refund(amount)``, ``engineering_fix()``, ``fraud_review()``, ``account_recovery()``, ``legal_review()``, ``respond_user(message)``, ``return_to_resolver(reason)`` |
+| resolver work | ``check_order_status()``, ``check_payment()``, ``initiate_refund(amount)``, ``update_shipping()``, ``troubleshoot()``, ``reset_account()``, ``escalate_issue(reason)``, ``respond_user(message)``, ``ask_customer(question)`` |
+| desk work | ``approve_refund(amount)``, ``engineering_fix()``, ``fraud_review()``, ``account_recovery()``, ``legal_review()``, ``respond_user(message)``, ``return_to_resolver(reason)``, ``ask_customer(question)`` |
 
 Only the tools legal now are offered. :func:`parse_call` checks a call strictly -- a tool offered now,
 arguments a JSON object with exactly the schema's keys, of the right types and values -- and returns
@@ -43,8 +43,14 @@ _WORK_TOOLS: dict[str, tuple[str, dict[str, dict[str, Any]]]] = {
     ),
     "respond_user": (
         "Answer the customer and close the ticket. Answering before the needed steps are done leaves "
-        "the issue unresolved.",
+        "the issue unresolved. The reply is graded: name the order and amount, say what was done, "
+        "apologise to an upset customer, promise nothing that was not done.",
         {"message": {**_TEXT, "description": "the reply, as the customer will read it"}},
+    ),
+    "ask_customer": (
+        "Ask the customer a question and wait for the reply (it takes the customer's time; asking "
+        "the same thing twice annoys them).",
+        {"question": {**_TEXT, "description": "the question, as the customer will read it"}},
     ),
     "approve_refund": ("Approve a refund beyond the resolvers' limits.", {"amount": _AMOUNT}),
     "engineering_fix": ("Have engineering fix a defect on the customer's device or account.", {}),
@@ -58,6 +64,9 @@ _WORK_TOOLS: dict[str, tuple[str, dict[str, dict[str, Any]]]] = {
 }
 
 
+_SAYS = {"respond_user": "message", "ask_customer": "question"}
+
+
 class ToolCallError(ValueError):
     """A tool call that cannot be taken as it is; the message says what is wrong, in one line."""
 
@@ -69,6 +78,11 @@ class ParsedCall:
     name: str
     action: int
     arguments: dict[str, Any]
+
+    @property
+    def text(self) -> str | None:
+        """What the call says to the customer: ``respond_user``'s message, ``ask_customer``'s question."""
+        return self.arguments.get(_SAYS.get(self.name, ""))
 
 
 def _spec(name: str, description: str, properties: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from .summary import Estimate, estimates
 HEADLINE: tuple[str, ...] = (
     "team_return", "service_level", "abandonment_rate", "asa_minutes", "resolution_rate",
     "first_contact_resolution", "sla_attainment", "occupancy_resolver", "triage_accuracy",
+    "reply_score_mean", "upset_rate",
 )
 
 

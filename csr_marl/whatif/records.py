@@ -17,7 +17,7 @@ PROPORTIONS: frozenset[str] = frozenset(
         "service_level", "p_wait", "abandonment_rate", "resolution_rate", "first_contact_resolution",
         "escalation_rate", "sla_attainment", "triage_accuracy", "triage_priority_accuracy",
         "triage_routing_accuracy",
-        "service_level_first_response", "p_wait_first_response",
+        "service_level_first_response", "p_wait_first_response", "upset_rate",
         *(f"occupancy_{role}" for role in ROLES),
         *(f"{what}_{queue}" for queue in QUEUES for what in ("service_level", "p_wait", "abandonment_rate")),
     }
@@ -52,6 +52,10 @@ def natural_range(name: str) -> tuple[float, float]:
     """Where a metric can lie: [0, 1] for shares, [0, inf) for counts and times, anything for returns."""
     if name in PROPORTIONS:
         return 0.0, 1.0
+    if name == "sentiment_mean":
+        return -1.0, 1.0
+    if name == "reply_score_mean":
+        return 0.0, 0.5
     if name == "team_return":
         return -math.inf, math.inf
     return 0.0, math.inf

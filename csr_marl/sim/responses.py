@@ -1,0 +1,390 @@
+"""The deterministic reply rubric: how ``respond_user(message)`` is graded, 0.0 to 0.5.
+
+A resolver or the escalation desk closes a ticket with a reply. :func:`grade_reply` grades the text
+against the ticket: what the customer wrote (``slot_values``, ``customer``), what the tools revealed
+(``revealed``), what was done (``done``) and whether that is everything the case needs
+(``resolvable()``). The vocabulary is keyed by tool and fact value, the playbook's keys
+(:mod:`.reply_wording`), never by template, so any ticket of any bank is graded the same way.
+Matching is case-insensitive and tolerant of punctuation: ``#4821357``, ``order 4821357``,
+``$84.99``, ``84.99 USD`` and ``INV-123456`` / ``invoice 123456`` all count.
+
+**Parts** (their weights sum to :data:`MAX_SCORE` = 0.5; a part is earned whole or lost whole, except
+the resolution, which is earned in proportion):
+
+=================== ====== ==================================================================================
+part                weight earned when
+=================== ====== ==================================================================================
+``name``            0.05   the reply addresses the customer by name (``ticket.customer``)
+``case_id``         0.05   it names one of the ticket's identifiers: order, invoice or tracking id, case ref
+``amount``          0.05   it names the amount when money is involved: the ticket has an ``amount`` and is a
+                           billing case or a refund tool was used
+``resolution``      0.15   *only when the ticket is resolvable*: a share for each thing the reply must state --
+                           every work tool in ``done`` (refund: "refunded"/"credited"; ``update_shipping``:
+                           "trace"/"expedite" for a delayed parcel, "reship"/"replacement" for a lost or
+                           damaged one, "redirect" for a wrong address, "warranty replacement" for faulty
+                           hardware; reset; engineers/fix; fraud review; recovery; approval; legal) and every
+                           revealed value that calls for no action, which the reply must explain (a pending
+                           authorization hold, a settled charge, a known outage and its status page,
+                           settings instructions for ``user_error``, "update" for ``outdated_version``, ...)
+``apology``         0.04   the customer is not upset (:func:`is_upset`), or the reply apologises
+``no_blame``        0.04   no blame: "your fault", "you should have", "you failed to", "user error", ...
+``courtesy``        0.02   thanks or politeness: "thank", "please", "appreciate", "regards", ...
+``no_false_refund`` 0.05   no refund stated as made or started ("refunded", "we will refund", "refund issued")
+                           unless ``initiate_refund`` or ``approve_refund`` was used (or the revealed
+                           ``payment_status`` is ``refund_pending``: that refund exists)
+``no_false_fix``    0.05   no replacement/reshipment/redirect/trace, account reset, engineering fix, fraud,
+                           recovery or legal review claimed without the tool that does it
+=================== ====== ==================================================================================
+
+A part that does not apply (no identifier, no amount, nothing to state) is earned. Action statements and
+claims count only in clauses without a negation ("we could not refund" claims nothing).
+
+**Guards** multiply the sum of the parts (``score = sum(parts) * factor``, clipped to [0, 0.5]; the
+product of the factors that apply is ``ReplyGrade.factor``, each with a note):
+
+* ``unfinished`` x0.5 -- the ticket is not resolvable: a polished reply to an unfinished ticket earns
+  little (its resolution part is 0 too);
+* ``too short`` x0.2 -- fewer than :data:`MIN_WORDS` (12) words; ``too long`` x0.5 -- over
+  :data:`MAX_WORDS` (300);
+* ``stuffing`` x0.3 -- rubric vocabulary is more than 30% of the words (at least 5 hits), a content word
+  makes up 10% of the reply (5 times or more), or a three-word phrase repeats 3 times;
+* ``shouting`` x0.5 -- "!!", two or more words of 4+ capitals (acronyms such as USPS or GDPR aside), or
+  over 60% capital letters.
+
+**Upset** (:func:`is_upset`): sentiment below :data:`UPSET_BELOW` (-0.3, the default of
+``customers.sentiment.upset_below``), a returning contact (``contact > 0``), or anger or urgency in the
+customer's text: one of the template's priority cues ("charged twice", "site is down"), words such as
+"unacceptable", "ridiculous", "asap", "immediately", "!!", or a shouted word (4+ capitals, not an acronym
+or one of the ticket's own values such as a promo code).
+
+**The documented reply** (:func:`documented_reply`) is what agents that cannot write (vector-mode RL
+agents) say, built from the visible state only: "Hi {name}," an apology if the customer is upset, "I
+have looked into {order #id | invoice id | shipment id | case ref} [and the payment of ${amount}].", one
+sentence per revealed fact in the playbook's words, one per work tool done, then "Thank you for your
+patience, and please reply ...". It never claims more than was done, so it scores high (0.5 on a
+resolvable ticket after the right workflow) and low when steps are missing. :func:`grade_documented`
+caches its grade by everything the grade depends on, so the core pays a dict lookup per close.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ..config.domain import DIAGNOSTIC_TOOLS
+from ..config.scenario import Sentiment
+from ..config.tickets import Template
+from . import reply_wording as wording
+from .tickets import Ticket
+
+MAX_SCORE = 0.5
+WEIGHTS: dict[str, float] = {
+    "name": 0.05, "case_id": 0.05, "amount": 0.05,  # facts 0.15
+    "resolution": 0.15,
+    "apology": 0.04, "no_blame": 0.04, "courtesy": 0.02,  # tone 0.10
+    "no_false_refund": 0.05, "no_false_fix": 0.05,  # promises 0.10
+}
+UPSET_BELOW: float = Sentiment.model_fields["upset_below"].default
+MIN_WORDS, MAX_WORDS = 12, 300
+GUARDS: dict[str, float] = {
+    "unfinished": 0.5, "too short": 0.2, "too long": 0.5, "stuffing": 0.3, "shouting": 0.5,
+}
+ID_SLOTS: tuple[str, ...] = ("order_id", "invoice_id", "tracking_id", "ticket_ref")
+ACRONYMS: frozenset[str] = frozenset(
+    {"USPS", "FEDEX", "GDPR", "HTTP", "HTTPS", "IFTTT", "CCPA", "HIPAA", "SMTP", "JSON", "HDMI", "WIFI"}
+)
+
+
+@dataclass(frozen=True)
+class ReplyGrade:
+    """A reply's grade: ``score = clip(sum(parts) * factor, 0, MAX_SCORE)``; one note per point lost.
+
+    Grades from :func:`grade_documented` are shared by the cache: treat ``parts`` as read-only.
+    """
+
+    score: float
+    parts: dict[str, float]
+    notes: tuple[str, ...]
+    factor: float = 1.0
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    size: int
+
+
+def _alternation(stems: tuple[str, ...] | list[str]) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(stems) + ")")
+
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_DIGITS = re.compile(r"\d+")
+_CLAUSE = re.compile(r"(?:[.!?;:,](?!\d))+|\n+|\s(?:but|however|although|though)\s")  # "$84.99" stays whole
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|nothing|unable)\b|n't\b")
+_SHOUT_WORD = re.compile(r"\b[A-Z]{4,}\b")
+_NON_LETTER = re.compile(r"[^A-Za-z]+")
+_NON_CAPITAL = re.compile(r"[^A-Z]+")
+_APOLOGY = _alternation(wording.APOLOGY_WORDS)
+_COURTESY = _alternation(wording.COURTESY_WORDS)
+_BLAME = re.compile("|".join(re.escape(p) for p in wording.BLAME_PHRASES))
+_ANGER = re.compile(
+    r"\b(?:unacceptable|ridiculous|furious|angry|outraged?|frustrat\w*|disappointed|terrible|horrible|"
+    r"awful|worst|scam\w*|asap|immediately|right now|urgent\w*|fed up|sick of)\b|!!|\?!|!\?"
+)
+_VOCABULARY = _alternation(sorted({
+    *(w for ws in wording.ACTION_WORDS.values() for w in ws), *wording.SHIPPING_ANY,
+    *(w for ws in wording.FINDING_WORDS.values() for w in ws),
+    *wording.APOLOGY_WORDS, *wording.COURTESY_WORDS,
+}, key=len, reverse=True))
+_STOP = frozenset({
+    "your", "have", "that", "this", "with", "will", "from", "been", "they", "them", "there", "what",
+    "which", "would", "could", "about", "were", "when", "just", "also", "into", "their", "here",
+})
+_Item = tuple[str, re.Pattern[str], bool]  # (what to state, pattern, only in affirmed clauses)
+
+
+# --- upset customers -----------------------------------------------------------------------------------
+def is_upset(ticket: Ticket) -> bool:
+    """Whether the rubric expects an apology (module docstring, "Upset")."""
+    if ticket.sentiment < UPSET_BELOW or ticket.contact > 0:
+        return True
+    text = ticket.text
+    if _upset_pattern(ticket.template).search(text.lower()):
+        return True
+    return _shouts(text, ticket.slot_values, 1)
+
+
+_UPSET_PATTERNS: dict[int, tuple[Template, re.Pattern[str]]] = {}
+
+
+def _upset_pattern(template: Template) -> re.Pattern[str]:
+    """Anger words or one of the template's priority cues, in lower-case text."""
+    entry = _UPSET_PATTERNS.get(id(template))
+    if entry is None or entry[0] is not template:  # the id of a template that is gone: rebuild
+        cues = template.priority.cues
+        pattern = "|".join([_ANGER.pattern, *(re.escape(c.lower()) for c in cues)])
+        _UPSET_PATTERNS[id(template)] = entry = (template, re.compile(pattern))
+    return entry[1]
+
+
+def _shouts(text: str, slot_values: dict[str, str], words_needed: int) -> bool:
+    found = 0
+    for word in _SHOUT_WORD.findall(text):
+        if word not in ACRONYMS and not any(word in value for value in slot_values.values()):
+            found += 1
+            if found >= words_needed:
+                return True
+    return False
+
+
+# --- grading -------------------------------------------------------------------------------------------
+def grade_reply(ticket: Ticket, message: str) -> ReplyGrade:
+    """Grade ``message`` as the reply that closes ``ticket`` (module docstring)."""
+    if not isinstance(message, str):
+        raise TypeError(f"respond_user message must be a string, got {type(message).__name__}")
+    low = message.lower()
+    words = _WORD.findall(low)
+    affirmed = " | ".join(c for c in _CLAUSE.split(low) if c and not _NEGATION.search(c))
+    slots = ticket.slot_values
+    done = ticket.done
+    parts = dict(WEIGHTS)
+    notes: list[str] = []
+
+    def lose(part: str, note: str, keep: float = 0.0) -> None:
+        parts[part] = round(WEIGHTS[part] * keep, 6)
+        notes.append(note)
+
+    # Required facts.
+    name = ticket.customer.lower()
+    if name and not (name in words or re.search(rf"\b{re.escape(name)}\b", low)):
+        lose("name", "does not address the customer by name")
+    ids = [slots[k] for k in ID_SLOTS if k in slots]
+    if ids and not any(_names_id(value, low) for value in ids):
+        lose("case_id", "does not name the order, invoice or tracking id")
+    amount = slots.get("amount")
+    if amount is not None and (ticket.true_category == "billing" or not wording.REFUND_TOOLS.isdisjoint(done)):
+        if not _names_amount(amount, low):
+            lose("amount", "does not state the amount")
+    # The resolution, only for a resolvable ticket.
+    resolvable = ticket.resolvable()
+    if not resolvable:
+        lose("resolution", "the ticket is not resolved: required steps are missing")
+    else:
+        items = _resolution_items(tuple(done), tuple(ticket.revealed.items()))
+        missing = [what for what, pattern, strict in items if not pattern.search(affirmed if strict else low)]
+        if missing:
+            lose("resolution", f"does not state: {', '.join(missing)}", 1.0 - len(missing) / len(items))
+    # Tone.
+    if not _APOLOGY.search(low) and is_upset(ticket):
+        lose("apology", "no apology to an upset customer")
+    blame = _BLAME.search(low)
+    if blame:
+        lose("no_blame", f"blames the customer ({blame.group(0)!r})")
+    if not _COURTESY.search(low):
+        lose("courtesy", "no thanks or please")
+    # Forbidden promises.
+    revealed = ticket.revealed
+    for claim, (tools, stems, pattern) in wording.CLAIMS.items():
+        allowed = wording.CLAIM_ALLOWED_BY.get(claim)
+        if not tools.isdisjoint(done) or (allowed and revealed.get(allowed[0]) == allowed[1]):
+            continue
+        if any(stem in affirmed for stem in stems) and pattern.search(affirmed):
+            part = "no_false_refund" if claim == "refund" else "no_false_fix"
+            if parts[part]:
+                lose(part, f"claims a {claim} that was not made")
+    # Guards.
+    factor = 1.0
+    for guard, why in _guards(message, words, low, slots, resolvable):
+        factor *= GUARDS[guard]
+        notes.append(f"{guard}: {why} (score x{GUARDS[guard]})")
+    raw = sum(parts.values())
+    score = round(min(MAX_SCORE, max(0.0, raw * factor)), 6)
+    return ReplyGrade(score=score, parts=parts, notes=tuple(notes), factor=factor)
+
+
+def _names_id(value: str, low: str) -> bool:
+    """``value`` (e.g. 4821357, INV-123456, 1Z...) is named, by its longest digit run or in full."""
+    runs = _DIGITS.findall(value)
+    core = max(runs, key=len) if runs else ""
+    if len(core) >= 4:
+        return any(run == core for run in _DIGITS.findall(low))
+    compact = re.sub(r"[^a-z0-9]", "", value.lower())
+    return bool(compact) and compact in re.sub(r"[^a-z0-9]", "", low)
+
+
+def _names_amount(amount: str, low: str) -> bool:
+    try:
+        target = float(amount.replace(",", "").lstrip("$"))
+    except ValueError:
+        return amount.lower() in low
+    return any(abs(float(n.replace(",", "")) - target) < 0.005 for n in _NUMBER.findall(low))
+
+
+_ITEMS: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], list[_Item]] = {}
+
+
+def _resolution_items(done: tuple[str, ...], revealed: tuple[tuple[str, str], ...]) -> list[_Item]:
+    """What a reply must state: each work tool done, and each revealed value that needs explaining."""
+    key = (done, revealed)
+    items = _ITEMS.get(key)
+    if items is not None:
+        return items
+    facts = dict(revealed)
+    items = []
+    for tool in done:
+        if tool == "update_shipping":
+            value = facts.get("order_status") or facts.get("device_state") or ""
+            stems = wording.SHIPPING_WORDS.get(value, wording.SHIPPING_ANY)
+        elif tool in wording.ACTION_WORDS and tool not in DIAGNOSTIC_TOOLS:
+            stems = wording.ACTION_WORDS[tool]
+        else:
+            continue  # diagnostics are stated through what they revealed; ask_customer is talk
+        items.append((tool.replace("_", " "), _alternation(stems), True))
+    for fact, value in revealed:
+        stems = wording.FINDING_WORDS.get(value)
+        if stems is None and value not in wording.FINDINGS:  # a value of another bank: its own words
+            stems = tuple(re.escape(w) for w in value.split("_") if len(w) >= 4) or (re.escape(value),)
+        if stems is not None:
+            items.append((f"{fact.replace('_', ' ')} {value.replace('_', ' ')}", _alternation(stems), False))
+    if len(_ITEMS) > 4096:
+        _ITEMS.clear()
+    _ITEMS[key] = items
+    return items
+
+
+def _guards(
+    message: str, words: list[str], low: str, slots: dict[str, str], resolvable: bool
+) -> Iterator[tuple[str, str]]:
+    """(guard, why) for each guard that applies (module docstring, "Guards")."""
+    n = len(words)
+    if not resolvable:
+        yield "unfinished", "the reply closes a ticket whose workflow is incomplete"
+    if n < MIN_WORDS:
+        yield "too short", f"{n} words, a reply needs {MIN_WORDS}"
+    elif n > MAX_WORDS:
+        yield "too long", f"{n} words, over {MAX_WORDS}"
+    if n:
+        hits = len(_VOCABULARY.findall(low))
+        counts = Counter(w for w in words if len(w) >= 4 and w not in _STOP)
+        top = counts.most_common(1)[0][1] if counts else 0
+        phrases = Counter(zip(words, words[1:], words[2:]))
+        if hits >= 5 and hits > 0.3 * n:
+            yield "stuffing", f"{hits} rubric keywords in {n} words"
+        elif top >= 5 and top >= 0.1 * n:
+            yield "stuffing", f"a word repeated {top} times"
+        elif phrases and phrases.most_common(1)[0][1] >= 3:
+            yield "stuffing", "a phrase repeated 3 times or more"
+    letters = len(_NON_LETTER.sub("", message))
+    capitals = len(_NON_CAPITAL.sub("", message))
+    if "!!" in message or _shouts(message, slots, 2) or (letters >= 20 and capitals > 0.6 * letters):
+        yield "shouting", "capitals or '!!'"
+
+
+# --- the documented reply ------------------------------------------------------------------------------
+def documented_reply(ticket: Ticket) -> str:
+    """What an agent that cannot write says with ``respond_user``, from the visible state only."""
+    slots = ticket.slot_values
+    lines = [f"Hi {ticket.customer}," if ticket.customer else "Hello,"]
+    if is_upset(ticket):
+        lines.append("I am sorry for the trouble this has caused you.")
+    reference = next(
+        (wording.ID_LABELS[k].format(slots[k]) for k in ID_SLOTS if k in slots), "your request"
+    )
+    amount = slots.get("amount")
+    money = f"${amount}" if amount else "the full amount"
+    lines.append(f"I have looked into {reference}" + (f" and the payment of {money}" if amount else "") + ".")
+    for fact, value in ticket.revealed.items():
+        lines.append(wording.FINDINGS.get(value) or f"The {fact.replace('_', ' ')} is {value.replace('_', ' ')}.")
+    for tool in ticket.done:
+        if tool == "update_shipping":
+            value = ticket.revealed.get("order_status") or ticket.revealed.get("device_state") or ""
+            lines.append(wording.SHIPPING_ACTIONS.get(value, wording.ACTIONS[tool]))
+        elif tool in wording.ACTIONS:
+            lines.append(wording.ACTIONS[tool].format(money=money))
+    lines.append("Thank you for your patience, and please reply to this message if there is anything "
+                 "else I can do for you.")
+    return " ".join(lines)
+
+
+_DOCUMENTED: dict[tuple, ReplyGrade] = {}
+_STATS = [0, 0]  # hits, misses
+_CACHE_LIMIT = 65536
+
+
+def grade_documented(ticket: Ticket) -> ReplyGrade:
+    """``grade_reply(ticket, documented_reply(ticket))``, cached by everything that grade depends on:
+    template, case, steps done, stage, revealed facts, upset, resolvable, and which of the name,
+    identifiers and amount the ticket has (their values never change the documented reply's grade)."""
+    slots = ticket.slot_values
+    key = (
+        ticket.template.id, id(ticket.case), tuple(ticket.done), ticket.stage,
+        tuple(ticket.revealed.items()), is_upset(ticket), ticket.resolvable(), bool(ticket.customer),
+        "order_id" in slots, "invoice_id" in slots, "tracking_id" in slots, "ticket_ref" in slots,
+        "amount" in slots,
+    )
+    grade = _DOCUMENTED.get(key)
+    if grade is not None:
+        _STATS[0] += 1
+        return grade
+    _STATS[1] += 1
+    grade = grade_reply(ticket, documented_reply(ticket))
+    if len(_DOCUMENTED) >= _CACHE_LIMIT:
+        _DOCUMENTED.clear()
+    _DOCUMENTED[key] = grade
+    return grade
+
+
+def documented_cache_info() -> CacheInfo:
+    """Hits, misses and size of :func:`grade_documented`'s cache."""
+    return CacheInfo(_STATS[0], _STATS[1], len(_DOCUMENTED))
+
+
+__all__ = [
+    "MAX_SCORE", "ReplyGrade", "documented_cache_info", "documented_reply", "grade_documented",
+    "grade_reply", "is_upset",
+]
