@@ -114,17 +114,17 @@ def test_asking_the_customer_gets_a_reply_in_the_story_and_a_repeat_costs() -> N
         ids = turn.tools[0]["function"]["parameters"]["properties"]["ticket_id"]["enum"]
         turn = session.step("pick_ticket", {"ticket_id": ids[0]}).turn
     assert "ask_customer" in [tool["function"]["name"] for tool in turn.tools]
-    steps = session._driver.center.rewards.totals
+    steps = session.center.rewards.totals
     before = steps["step"]
     first = session.step("ask_customer", {"question": "Could you tell me what you see on your card statement?"})
     assert isinstance(first.info["customer_reply"], str) and first.info["customer_reply"]
     assert first.info["customer_reply"] in first.turn.text  # the reply is part of the ticket's story
     assert steps["step"] == before  # a first question is free (but takes the customer's time)
-    mood = session._driver.decision.ticket.sentiment
+    mood = session.decision.ticket.sentiment
     again = session.step("ask_customer", {"question": "What do you see on your card statement?"})
     assert again.info["events"][0]["kind"] == "customer_reply"
     assert steps["step"] == pytest.approx(before + session.scenario.rewards.step_wasted)
-    ticket = session._driver.decision.ticket
+    ticket = session.decision.ticket
     assert ticket.questions == ["payment", "payment"] and ticket.sentiment < mood
 
 
@@ -134,7 +134,7 @@ def test_a_reply_is_graded_and_paid_as_the_response_component() -> None:
     heuristic = make_policy("heuristic", session.scenario, np.random.default_rng(0))
     graded = None
     for _ in range(200):
-        decision = session._driver.decision
+        decision = session.decision
         action = heuristic(decision)
         if decision.phase is Phase.PICK:
             step = session.step("pick_ticket", {"ticket_id": decision.slots[action].id})
@@ -155,5 +155,5 @@ def test_a_reply_is_graded_and_paid_as_the_response_component() -> None:
     assert graded is not None
     assert 0.0 <= graded["score"] <= 0.5 and graded["message"].startswith("Hi ")
     assert set(graded["parts"]) and isinstance(graded["notes"], list)
-    components = session._driver.center.rewards.totals
+    components = session.center.rewards.totals
     assert components["response"] > 0.0

@@ -202,3 +202,11 @@ def test_erlang_formulas_refuse_loads_they_cannot_compute_quickly() -> None:
         servers_for_erlang_a(1e9, 3.0, 2.0, max_abandon=0.05)
     with pytest.raises(ValueError, match="servers must be <="):
         erlang_b(10**9, 5.0)
+
+
+def test_occupancy_of_a_role_nobody_staffs_is_undefined_not_full() -> None:
+    """min(1.0, nan) is 1.0 in Python: the clamp against float residue once reported an unstaffed
+    role as fully occupied."""
+    kpis = csr_marl.simulate("tasks/classify", seed=0).kpis
+    assert math.isnan(kpis["occupancy_resolver"]) and math.isnan(kpis["occupancy_escalation"])
+    assert 0.0 < kpis["occupancy_triage"] <= 1.0

@@ -34,10 +34,10 @@ def test_a_day_played_through_tool_calls_is_the_day_the_core_plays():
     scenario = csr_marl.load_scenario("standard_day", overrides=SHORT)
     session = TextSession(scenario, seed=4)
     turn = session.reset()
-    heuristic = HeuristicPolicy(scenario, session._driver.center.streams["policy"])
+    heuristic = HeuristicPolicy(scenario, session.center.streams["policy"])
     turns = 0
     while turn is not None:
-        decision = session._driver.decision
+        decision = session.decision
         names = [tool["function"]["name"] for tool in turn.tools]
         name, arguments = as_tool_call(decision, heuristic(decision))
         assert name in names and decision.agent == turn.agent
@@ -54,7 +54,7 @@ def test_the_caller_plays_only_its_roles_and_colleagues_run_the_rest():
     seen = set()
     while turn is not None:
         seen.add(turn.role)
-        decision = session._driver.decision
+        decision = session.decision
         name, arguments = as_tool_call(decision, decision.legal[-1])
         turn = session.step(name, arguments).turn
     assert seen == {"resolver"}
@@ -78,23 +78,23 @@ def test_a_bad_call_is_refused_with_one_line_and_the_decision_waits(name, argume
     session = TextSession("standard_day", seed=0, overrides=SHORT)
     turn = session.reset()
     assert turn.phase == "triage"
-    before = session._driver.decision
+    before = session.decision
     result = session.step(name, arguments)
     assert why in result.error and "\n" not in result.error
     assert result.turn.text.startswith(f"Your last call was refused: {result.error}")
-    assert session._driver.decision is before  # asked again
+    assert session.decision is before  # asked again
     assert result.reward == pytest.approx(session.scenario.rewards.illegal_action, abs=1e-9)  # booked in 2**-32 units
 
 
 def test_after_the_retries_the_decision_takes_its_fallback():
     session = TextSession("standard_day", seed=0, overrides=SHORT, max_retries=1)
     session.reset()
-    decision = session._driver.decision
+    decision = session.decision
     session.step("shrug")
     result = session.step("shrug")
-    assert session._driver.decision is not decision
+    assert session.decision is not decision
     assert "the fallback was taken" in result.turn.text
-    assert session._driver.center.rewards.totals["illegal_action"] == pytest.approx(2 * -0.1)
+    assert session.center.rewards.totals["illegal_action"] == pytest.approx(2 * -0.1)
     line = session.conversation[decision.ticket.id][-1]
     assert line.endswith("(fallback after refused calls)") and "routed to resolver" in line
 
@@ -103,9 +103,9 @@ def test_work_tools_check_their_arguments():
     session = TextSession("tasks/resolve", seed=2)
     turn = session.reset()
     while turn.phase != "work":
-        decision = session._driver.decision
+        decision = session.decision
         turn = session.step(*as_tool_call(decision, decision.legal[0])).turn
-    decision = session._driver.decision
+    decision = session.decision
     for name, arguments, why in (
         ("respond_user", {"message": "   "}, "message must not be empty"),
         ("initiate_refund", {"amount": -5}, "amount must be at least 0"),
@@ -123,7 +123,7 @@ def test_tools_are_json_schemas_with_every_argument_required():
     turn = session.reset()
     phases = set()
     while turn is not None and len(phases) < 3:
-        decision = session._driver.decision
+        decision = session.decision
         phases.add(decision.phase)
         for tool in tool_specs(decision):
             json.dumps(tool)  # serialisable as it is
@@ -139,7 +139,7 @@ def test_the_text_shows_what_staff_see_and_never_the_hidden_facts():
     turn = session.reset()
     checked = 0
     while turn is not None:
-        decision = session._driver.decision
+        decision = session.decision
         if decision.phase is Phase.WORK:
             ticket = decision.ticket
             assert ticket.subject in turn.text and ticket.body in turn.text
@@ -162,7 +162,7 @@ def test_a_mixed_team_one_role_each_from_the_caller_a_built_in_policy_and_any_ca
     turn = session.reset()
     while turn is not None:
         assert turn.role == "resolver"
-        decision = session._driver.decision
+        decision = session.decision
         turn = session.step(*as_tool_call(decision, decision.legal[-1])).turn
     assert answered and set(answered) == {"escalation"}
     accuracy = session.result.kpis["triage_accuracy"]

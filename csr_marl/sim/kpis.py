@@ -197,7 +197,8 @@ class KpiAccumulator:
             out[f"abandonment_rate_{queue}"] = _ratio(q_gone, q_offered)
         for role in ROLES:
             # busy <= available + overtime exactly; sums of float minutes may overshoot by an ulp.
-            out[f"occupancy_{role}"] = min(1.0, _ratio(self.busy[role], self.available[role] + self.overtime[role]))
+            occupancy = _ratio(self.busy[role], self.available[role] + self.overtime[role])
+            out[f"occupancy_{role}"] = occupancy if occupancy <= 1.0 else 1.0 if occupancy > 1.0 else math.nan
         triaged = self.triage["triaged"]
         out["triage_accuracy"] = _ratio(self.triage["category_right"], triaged)
         out["triage_priority_accuracy"] = _ratio(self.triage["priority_right"], triaged)

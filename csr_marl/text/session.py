@@ -38,6 +38,7 @@ from ..config.domain import ROLES
 from ..envs.common import ScenarioLike, resolve_scenario
 from ..envs.driver import CenterDriver
 from ..policies.base import make_policy
+from ..sim.center import ContactCenter
 from ..sim.customers import Grader
 from ..sim.decisions import Decision, Phase, decode_triage
 from ..sim.result import SimulationResult
@@ -137,6 +138,24 @@ class TextSession:
         self._colleagues_act()
         info = self._drain()
         return TextStep(self._turn(), driver.account.since_turn(agent), driver.decision is None, info=info)
+
+    def stop(self) -> None:
+        """End the day now (a runner's turn limit, as ``max_cycles`` truncates the RL environments):
+        the KPIs cover the minutes so far and no decision stays pending."""
+        self._driver.stop()
+        self._drain()
+
+    @property
+    def decision(self) -> Decision | None:
+        """The core's pending decision behind the current turn (for scripted agents and built-in
+        policies playing the caller's part; a language model reads ``turn.text``)."""
+        return self._driver.decision
+
+    @property
+    def center(self) -> ContactCenter:
+        """The running SimPy core (clock, queues, the ledger of rewards)."""
+        assert self._driver.center is not None, "call reset() first"
+        return self._driver.center
 
     @property
     def result(self) -> SimulationResult:

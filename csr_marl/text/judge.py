@@ -1,0 +1,202 @@
+"""A judge for ``respond_user(message)``: a chat model behind an OpenAI-compatible endpoint grades the reply.
+
+    from csr_marl.text.judge import ChatJudge
+    judge = ChatJudge(base_url="http://127.0.0.1:11434/v1", model="qwen2.5:7b")
+    grade = judge(ticket, "Hi Maria, I refunded the duplicate charge of $84.99 ...")
+    grade.score, grade.parts          # 0.0-0.5, {"facts": ..., "resolution": ..., "tone": ...}
+    half = judge.blend(0.5)           # score = 0.5 * judge + 0.5 * rubric
+
+A judge is a grader as the core takes one, ``(ticket, message) -> grade`` with ``.score`` and
+``.parts``. The model sees what a supervisor would: the ticket as the customer wrote it, what the
+tools revealed, the steps taken, and the reply; it scores three parts (facts 0-0.2, resolution
+0-0.2, tone 0-0.1) whose sum is the score. The same inputs are asked once (an LRU cache). When the
+endpoint fails, times out or answers anything but those numbers, the deterministic ``fallback``
+grades instead (by default the rubric, ``csr_marl.sim.responses.grade_reply``); ``grade.source``
+says which. Not imported by ``import csr_marl``; needs the ``llm`` extra.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from .endpoint import Endpoint
+
+MAX_SCORE = 0.5
+PARTS: dict[str, float] = {"facts": 0.2, "resolution": 0.2, "tone": 0.1}  # part -> its maximum
+Fallback = Callable[[Any, str], Any]
+
+JUDGE_PROMPT = """You are a quality supervisor at a customer-support contact center. Grade the agent's
+reply to the customer. Score three parts:
+- facts (0 to 0.2): the reply agrees with what the tools revealed and invents nothing;
+- resolution (0 to 0.2): it tells the customer what was done and what happens next, matching the steps taken;
+- tone (0 to 0.1): it is polite, clear and speaks to the customer's actual problem.
+Answer with one JSON object and nothing else: {"facts": number, "resolution": number, "tone": number, "reason": "one sentence"}"""
+
+
+@dataclass(frozen=True)
+class JudgeGrade:
+    """A reply's grade: ``score`` in [0, 0.5], its ``parts``, and where it came from."""
+
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    source: str = "judge"  # "judge", "fallback" or "blend"
+
+
+class ChatJudge:
+    """Grades replies through a chat endpoint, with a cache, a timeout and a deterministic fallback.
+
+    ``judge_weight`` w blends: score = w * judge + (1 - w) * fallback (w = 1: the judge alone; the
+    fallback is then asked only when the judge cannot answer). ``timeout`` (seconds) and
+    ``max_retries`` bound each request; arguments left out come from ``OPENAI_BASE_URL``,
+    ``OPENAI_API_KEY`` and ``CSR_MARL_MODEL``.
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint | None = None,
+        *,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 20.0,
+        max_retries: int = 1,
+        fallback: Fallback | None = None,
+        judge_weight: float = 1.0,
+        cache_size: int = 4096,
+    ) -> None:
+        if not 0.0 <= judge_weight <= 1.0:
+            raise ValueError(f"judge_weight must lie in [0, 1], got {judge_weight}")
+        if cache_size < 0:
+            raise ValueError(f"cache_size must be >= 0, got {cache_size}")
+        self.endpoint = endpoint or Endpoint.resolve(base_url, model, api_key, timeout=timeout, max_retries=max_retries)
+        self.fallback = fallback or rubric()
+        self.judge_weight = float(judge_weight)
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, JudgeGrade] = OrderedDict()
+        self.requests = 0
+        self.cache_hits = 0
+        self.fallbacks = 0
+
+    def blend(self, judge_weight: float) -> "ChatJudge":
+        """The same judge (endpoint, fallback and cache shared) blending with weight ``judge_weight``."""
+        other = ChatJudge(self.endpoint, fallback=self.fallback, judge_weight=judge_weight, cache_size=self.cache_size)
+        other._cache = self._cache
+        return other
+
+    def __call__(self, ticket: Any, message: str) -> JudgeGrade:
+        """The core's grader interface: read the ticket's text, revealed facts and steps done."""
+        return self.grade(
+            str(getattr(ticket, "text", "")), message,
+            revealed=dict(getattr(ticket, "revealed", {}) or {}), steps=list(getattr(ticket, "done", ()) or ()),
+            ticket=ticket,
+        )
+
+    def grade(
+        self,
+        ticket_text: str,
+        message: str,
+        *,
+        revealed: Mapping[str, str] | None = None,
+        steps: Sequence[str] = (),
+        ticket: Any = None,
+    ) -> JudgeGrade:
+        """Grade ``message`` sent on a ticket; ``ticket`` (the core's, when there is one) goes to the fallback."""
+        revealed = dict(revealed or {})
+        subject = ticket if ticket is not None else SimpleNamespace(text=ticket_text, revealed=revealed, done=list(steps))
+        judged = self._judged(ticket_text, message, revealed, list(steps))
+        if isinstance(judged, str):  # the judge could not answer: the fallback grades alone
+            self.fallbacks += 1
+            return _as_grade(self.fallback(subject, message), "fallback", note=judged)
+        if self.judge_weight >= 1.0:
+            return judged
+        rubric_grade = _as_grade(self.fallback(subject, message), "fallback")
+        w = self.judge_weight
+        score = w * judged.score + (1.0 - w) * rubric_grade.score
+        parts = {"judge": judged.score, "rubric": rubric_grade.score, **{f"judge_{k}": v for k, v in judged.parts.items()}}
+        return JudgeGrade(round(score, 6), parts, judged.notes + rubric_grade.notes, "blend")
+
+    def _judged(self, ticket_text: str, message: str, revealed: dict[str, str], steps: list[str]) -> JudgeGrade | str:
+        """The judge's grade (cached), or why there is none (one line)."""
+        key = _key(self.endpoint.model, ticket_text, message, revealed, steps)
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            self.cache_hits += 1
+            return cached
+        found = "; ".join(f"{k} = {v}" for k, v in sorted(revealed.items())) or "nothing"
+        prompt = (
+            f"Ticket:\n{ticket_text}\n\nWhat the tools revealed: {found}.\n"
+            f"Steps taken: {', '.join(steps) or 'none'}.\n\nThe agent's reply:\n{message}"
+        )
+        self.requests += 1
+        try:
+            reply = self.endpoint.complete(
+                messages=[{"role": "system", "content": JUDGE_PROMPT}, {"role": "user", "content": prompt}],
+                temperature=0.0,
+            )
+            content = reply.choices[0].message.content
+        except Exception as error:  # noqa: BLE001 - any failure of the endpoint means: use the fallback
+            return f"judge unavailable: {error}"
+        grade = parse_verdict(content)
+        if grade is None:
+            return f"judge answered garbage: {str(content)[:80]!r}"
+        if self.cache_size:
+            self._cache[key] = grade
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return grade
+
+
+def parse_verdict(content: Any) -> JudgeGrade | None:
+    """The judge's JSON verdict as a grade, or None unless every part is a number within its range
+    (a bare ``{"score": s}`` with s in [0, 0.5] is accepted too)."""
+    if not isinstance(content, str):
+        return None
+    start = content.find("{")
+    if start < 0:
+        return None
+    try:
+        data, _ = json.JSONDecoder().raw_decode(content[start:])
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    reason = data.get("reason")
+    notes = (str(reason),) if reason else ()
+    if all(_number_within(data.get(part), top) for part, top in PARTS.items()):
+        parts = {part: float(data[part]) for part in PARTS}
+        return JudgeGrade(round(sum(parts.values()), 6), parts, notes, "judge")
+    if _number_within(data.get("score"), MAX_SCORE):
+        return JudgeGrade(float(data["score"]), {}, notes, "judge")
+    return None
+
+
+def rubric() -> Fallback:
+    """The deterministic rubric, ``csr_marl.sim.responses.grade_reply`` (imported when first needed)."""
+    try:
+        from ..sim.responses import grade_reply
+    except ImportError:
+        raise ImportError("no deterministic rubric (csr_marl.sim.responses.grade_reply): give fallback=") from None
+    return grade_reply
+
+
+def _number_within(value: Any, top: float) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= top
+
+
+def _as_grade(grade: Any, source: str, note: str | None = None) -> JudgeGrade:
+    parts = {str(k): float(v) for k, v in dict(getattr(grade, "parts", {}) or {}).items() if _number_within(v, float("inf"))}
+    notes = tuple(str(n) for n in getattr(grade, "notes", ()) or ()) + ((note,) if note else ())
+    return JudgeGrade(float(grade.score), parts, notes, source)
+
+
+def _key(model: str, ticket_text: str, message: str, revealed: Mapping[str, str], steps: Sequence[str]) -> str:
+    blob = json.dumps([model, ticket_text, message, sorted(revealed.items()), list(steps)])
+    return hashlib.sha256(blob.encode()).hexdigest()
