@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from .agent import agent_command
 from .baseline import baseline_command
 from .erlang import erlang_command
+from .serve import serve_command
 from .simulate import scenarios_command, simulate_command
 from .staff import staff_command
 from .sweep import sweep_command
@@ -26,6 +28,8 @@ app.command("erlang")(erlang_command)
 app.command("baseline")(baseline_command)
 app.command("train")(train_command)
 app.command("evaluate")(evaluate_command)
+app.command("agent")(agent_command)
+app.command("serve")(serve_command)
 
 
 def main() -> None:  # pragma: no cover - console entry

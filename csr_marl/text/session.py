@@ -152,6 +152,12 @@ class TextSession:
         return self._driver.decision
 
     @property
+    def now(self) -> float:
+        """The simulated minute (0 before the first reset)."""
+        center = self._driver.center
+        return center.now if center is not None else 0.0
+
+    @property
     def center(self) -> ContactCenter:
         """The running SimPy core (clock, queues, the ledger of rewards)."""
         assert self._driver.center is not None, "call reset() first"

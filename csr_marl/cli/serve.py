@@ -1,0 +1,93 @@
+"""``csr-marl serve``: the contact center as an OpenEnv environment server (the ``serve`` extra)."""
+
+from __future__ import annotations
+
+import socket
+from typing import Optional
+
+import typer
+
+from ..config.domain import ROLES
+from .common import UsageError, console, friendly_errors, parse_sets
+
+
+@friendly_errors
+def serve_command(
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on (0.0.0.0 for every interface)."),
+    port: int = typer.Option(8000, "--port", help="TCP port."),
+    scenario: str = typer.Option("standard_day", "--scenario", help="Default scenario of a session (name or YAML path)."),
+    roles: str = typer.Option(
+        "resolver", "--roles", help="Roles the client plays by default, comma-separated: triage,resolver,escalation."
+    ),
+    colleagues: str = typer.Option(
+        "heuristic", "--colleagues",
+        help="Built-in policy for the other roles (heuristic, random, fifo, escalate_all), or ROLE=POLICY,... per role.",
+    ),
+    max_sessions: int = typer.Option(8, "--max-sessions", help="Concurrent WebSocket sessions (one simulation each)."),
+    sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE in the default scenario; repeatable."),
+    log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level: critical, error, warning, info, debug."),
+) -> None:
+    """Serve the contact center to OpenEnv clients: text turns in, tool calls out, over a WebSocket per session."""
+    if not 1 <= port <= 65535:
+        raise UsageError(f"--port {port}: use a port from 1 to 65535")
+    if max_sessions < 1:
+        raise UsageError(f"--max-sessions {max_sessions}: at least one session")
+    if log_level not in ("critical", "error", "warning", "info", "debug"):
+        raise UsageError(f"--log-level {log_level!r}: use critical, error, warning, info or debug")
+    played = parse_roles(roles)
+    others = parse_colleagues(colleagues)
+    overrides = parse_sets(sets)
+    from ..serve.deps import ServeUnavailable, require_serve_extra
+
+    try:
+        require_serve_extra()
+    except ServeUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    from ..serve.app import create_server_app, run_server
+
+    app = create_server_app(scenario, played, others, overrides=overrides, max_sessions=max_sessions)
+    _check_port_free(host, port)
+    console.print(
+        f"csr_marl OpenEnv server on http://{host}:{port} · scenario {scenario} · client plays {', '.join(played)} · "
+        f"colleagues {colleagues} · up to {max_sessions} sessions (Ctrl-C stops it)",
+        highlight=False, soft_wrap=True,
+    )
+    run_server(app, host=host, port=port, log_level=log_level)
+
+
+def parse_roles(text: str) -> tuple[str, ...]:
+    """``"triage,resolver"`` -> ``("triage", "resolver")``, every name a known role."""
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise UsageError(f"--roles {text!r}: name at least one of {', '.join(ROLES)}")
+    unknown = [name for name in names if name not in ROLES]
+    if unknown:
+        raise UsageError(f"--roles: unknown role(s) {', '.join(unknown)}; roles are {', '.join(ROLES)}")
+    return names
+
+
+def parse_colleagues(text: str) -> str | dict[str, str]:
+    """``"heuristic"`` (every other role) or ``"triage=random,escalation=fifo"`` (per role)."""
+    if "=" not in text:
+        if not text.strip():
+            raise UsageError("--colleagues: name a built-in policy, e.g. heuristic")
+        return text.strip()
+    by_role: dict[str, str] = {}
+    for item in text.split(","):
+        role, sep, policy = (part.strip() for part in item.partition("="))
+        if not sep or not role or not policy:
+            raise UsageError(f"--colleagues {item!r}: expected ROLE=POLICY, e.g. triage=heuristic")
+        by_role[role] = policy
+    return by_role
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse, before serving, an address that cannot be listened on (in use, or no such interface)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind(address)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

@@ -1,0 +1,227 @@
+"""The contact center as an OpenEnv ``Environment``: a :class:`~csr_marl.text.TextSession` per client.
+
+The framework creates one :class:`ContactCenterEnvironment` per WebSocket session (from the factory
+that :func:`csr_marl.serve.app.create_server_app` hands it), so concurrent clients never share a
+simulation. ``reset`` starts a day; its options choose the scenario, seed, roles and colleagues::
+
+    reset(seed=7, scenario="tasks/resolve", roles=["resolver"], colleagues="heuristic")
+    step(ToolCallAction(tool="check_payment", arguments={}))
+
+Options the client leaves out take the server's defaults (:class:`SessionDefaults`, set by
+``csr-marl serve``). A client may choose only the scenarios shipped with csr_marl (``csr-marl
+scenarios``): a scenario given as a YAML path is the operator's choice, made when starting the server.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from ..config.domain import ROLES
+from ..config.loading import scenario_names
+from ..text import TextSession, TextStep, Turn
+from ..whatif.store import json_safe
+from .deps import require_serve_extra
+
+require_serve_extra()  # one line naming the extra, not a bare ModuleNotFoundError
+
+from openenv.core.env_server.interfaces import Environment  # noqa: E402
+from openenv.core.env_server.types import EnvironmentMetadata  # noqa: E402
+
+from .models import ContactCenterObservation, ContactCenterState, ToolCallAction  # noqa: E402
+
+Colleagues = str | Mapping[str, str]
+
+DESCRIPTION = (
+    "A customer-service contact center (SimPy core). The client plays staff roles through text and "
+    "tool calls; built-in policies play the others. Reset options: seed, scenario, roles, colleagues, "
+    "overrides. Action: {tool, arguments}."
+)
+README = """# csr_marl contact center
+
+Each observation is one decision of a staff member the client plays: `text` (the ticket as the
+customer wrote it, what the tools found, the conversation so far, the queue) and `tools` (the tools
+legal now, chat-completions format). Answer with one tool call: `{"tool": NAME, "arguments": {...}}`
+(`arguments` may be the JSON string a chat model emits). A refused call costs a little and comes back
+in `error`; the same decision is asked again.
+
+Reset options: `seed`, `scenario` (a shipped scenario, e.g. `tasks/resolve`), `roles` (of triage,
+resolver, escalation), `colleagues` (a built-in policy for the other roles: heuristic, random, fifo,
+escalate_all, or a mapping role -> policy), `overrides` (dotted scenario keys). The last observation
+of a day carries `metadata.kpis` and `metadata.team_return`.
+"""
+
+
+class SessionOptionError(ValueError):
+    """A reset option the client chose cannot be used (unknown scenario, role or policy)."""
+
+
+@dataclass(frozen=True)
+class SessionDefaults:
+    """What a ``reset`` without options plays: the server's defaults (``csr-marl serve`` options)."""
+
+    scenario: str = "standard_day"
+    roles: tuple[str, ...] = ("resolver",)
+    colleagues: Colleagues = "heuristic"
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    max_retries: int = 2
+
+    def session(self, seed: int | None = None) -> TextSession:
+        """A text session with these settings (raises ``ValueError`` / ``ScenarioError`` if they are bad)."""
+        return TextSession(
+            self.scenario, seed, roles=self.roles, colleagues=self.colleagues,
+            overrides=dict(self.overrides) or None, max_retries=self.max_retries,
+        )
+
+
+class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservation, ContactCenterState]):
+    """One client's contact center: reset starts a day, each step answers the client's pending turn."""
+
+    # Each instance owns its TextSession and its random streams; nothing is shared between sessions.
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, defaults: SessionDefaults | None = None) -> None:
+        super().__init__()
+        # Cheap on purpose: the framework also builds a throwaway instance for each stateless HTTP call.
+        self.defaults = defaults or SessionDefaults()
+        self._session: TextSession | None = None
+        self._settings: SessionDefaults | None = None
+        self._state = ContactCenterState()
+        self._done = True
+
+    # --- the OpenEnv API ------------------------------------------------------------------------
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        scenario: str | None = None,
+        roles: list[str] | str | None = None,
+        colleagues: Colleagues | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        **unknown: Any,
+    ) -> ContactCenterObservation:
+        """Start a day: ``seed`` (drawn at random when None, and reported in the state) and options."""
+        if unknown:
+            raise SessionOptionError(
+                f"reset: unknown option(s) {sorted(unknown)}; options are seed, episode_id, scenario, roles, "
+                "colleagues, overrides"
+            )
+        if seed is not None and (type(seed) is not int or seed < 0):
+            raise SessionOptionError(f"reset: seed must be a non-negative integer, got {seed!r}")
+        settings = self._settings_for(scenario, roles, colleagues, overrides)
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
+        if self._session is None or settings != self._settings:
+            try:
+                self._session = settings.session(seed)
+            except ValueError as exc:  # ScenarioError is a ValueError
+                raise SessionOptionError(f"reset: {exc}") from None
+            self._settings = settings
+        session = self._session
+        turn = session.reset(seed=seed)
+        self._state = ContactCenterState(
+            episode_id=episode_id or str(uuid.uuid4()),
+            step_count=0,
+            scenario=session.scenario.name,
+            seed=seed,
+            horizon_minutes=float(session.scenario.horizon_minutes),
+            roles=list(session.roles),
+            colleagues={role: str(member) for role, member in session.colleagues.items()},
+        )
+        self._done = turn is None
+        return self._observation(turn, reward=None, info={})
+
+    def step(self, action: ToolCallAction, timeout_s: float | None = None, **kwargs: Any) -> ContactCenterObservation:
+        """Answer the pending turn with a tool call; a refused call comes back as ``error``."""
+        if self._session is None or self._done:
+            return ContactCenterObservation(done=True, reward=0.0, error="no day is running: call reset() to start one")
+        self._state.step_count += 1
+        step: TextStep = self._session.step(action.tool, action.arguments)
+        self._done = step.done
+        observation = self._observation(step.turn, reward=step.reward, info=step.info)
+        if step.error is not None and observation.error is None:
+            observation.error = step.error
+        return observation
+
+    @property
+    def state(self) -> ContactCenterState:
+        """The episode's id, step count, scenario, seed and simulated minute."""
+        state = self._state.model_copy()
+        state.sim_minute = float(self._session.now) if self._settings is not None and self._session is not None else None
+        state.done = self._done
+        return state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name="csr_marl",
+            description=DESCRIPTION,
+            version=__version__,
+            readme_content=README,
+            author="csr_marl",
+        )
+
+    def close(self) -> None:
+        self._session = None
+        self._settings = None
+
+    # --- internals ------------------------------------------------------------------------------
+    def _settings_for(
+        self,
+        scenario: str | None,
+        roles: list[str] | str | None,
+        colleagues: Colleagues | None,
+        overrides: Mapping[str, Any] | None,
+    ) -> SessionDefaults:
+        """The defaults with the client's options applied, each checked for type and allowed values."""
+        defaults = self.defaults
+        if scenario is not None and scenario != defaults.scenario and scenario not in scenario_names():
+            raise SessionOptionError(f"reset: unknown scenario {scenario!r}; scenarios: {', '.join(scenario_names())}")
+        if isinstance(roles, str):
+            roles = [part.strip() for part in roles.split(",") if part.strip()]
+        if roles is not None and not (isinstance(roles, list) and all(isinstance(r, str) for r in roles)):
+            raise SessionOptionError(f"reset: roles must be a list of role names from {list(ROLES)}")
+        if colleagues is not None and not _is_colleagues(colleagues):
+            raise SessionOptionError("reset: colleagues must be a policy name or a mapping from role to policy name")
+        if overrides is not None and not isinstance(overrides, Mapping):
+            raise SessionOptionError("reset: overrides must be a mapping of dotted keys to values")
+        if isinstance(colleagues, Mapping):
+            colleagues = dict(colleagues)
+        return SessionDefaults(
+            scenario=defaults.scenario if scenario is None else scenario,
+            roles=defaults.roles if roles is None else tuple(roles),
+            colleagues=defaults.colleagues if colleagues is None else colleagues,
+            overrides=defaults.overrides if overrides is None else dict(overrides),
+            max_retries=defaults.max_retries,
+        )
+
+    def _observation(self, turn: Turn | None, reward: float | None, info: Mapping[str, Any]) -> ContactCenterObservation:
+        metadata: dict[str, Any] = {"info": _plain(info)} if info else {}
+        if turn is None:
+            result = self._session.result if self._session is not None else None
+            if result is not None:
+                metadata["kpis"] = _plain(result.kpis)
+                metadata["team_return"] = _plain(result.team_return)
+            return ContactCenterObservation(done=True, reward=reward, metadata=metadata)
+        return ContactCenterObservation(
+            text=turn.text, tools=_plain(turn.tools), agent=turn.agent, role=turn.role, phase=turn.phase,
+            error=turn.error, done=False, reward=reward, metadata=metadata,
+        )
+
+
+def _is_colleagues(value: Any) -> bool:
+    if isinstance(value, str):
+        return True
+    return isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe plain data: numpy scalars to Python numbers, NaN and infinities to None."""
+    return json.loads(json.dumps(json_safe(value), default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
+
+
