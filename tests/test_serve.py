@@ -47,7 +47,8 @@ FOLLOW_UP = {  # what a revealed fact calls for (the ticket bank's playbook, as 
 
 
 def scripted_call(text: str, tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    """Pick a waiting ticket; check the facts for its category; do what they call for; answer."""
+    """Pick a waiting ticket; ask the customer what they see; check the facts for its category; do
+    what they call for; answer by name, naming the order."""
     offered = {tool["function"]["name"]: tool["function"] for tool in tools}
     if "pick_ticket" in offered:
         ids = offered["pick_ticket"]["parameters"]["properties"]["ticket_id"]["enum"]
@@ -57,6 +58,8 @@ def scripted_call(text: str, tools: list[dict[str, Any]]) -> tuple[str, dict[str
     done = set(steps.group(1).split(", ")) if steps else set()
     found = re.search(r"Your tools found: (.*)\.", text)
     facts = dict(pair.split(" = ", 1) for pair in found.group(1).split("; ")) if found else {}
+    if " replied: " not in text and "ask_customer" in offered:
+        return "ask_customer", {"question": "Could you describe exactly what you see on your side?"}
     wanted = [DIAGNOSTIC.get(category.group(1) if category else "", "")] + [FOLLOW_UP.get(v, "") for v in facts.values()]
     for tool in wanted:
         if tool and tool not in done and tool in offered:
@@ -66,7 +69,9 @@ def scripted_call(text: str, tools: list[dict[str, Any]]) -> tuple[str, dict[str
             return tool, {}
     order = re.search(r"#?(\d{6,})", text)
     closing = f" for order #{order.group(1)}." if order else "."
-    return "respond_user", {"message": "Thanks for your patience: this is sorted now" + closing}
+    name = re.search(r"Ticket #\d+ from (\w+)", text)
+    greeting = f"Hi {name.group(1)}, " if name else ""
+    return "respond_user", {"message": greeting + "thanks for your patience: this is sorted now" + closing}
 
 
 def in_process_day(seed: int) -> dict[str, Any]:
@@ -84,7 +89,7 @@ def in_process_day(seed: int) -> dict[str, Any]:
 
 async def served_day(client: ContactCenterClient, seed: int) -> dict[str, Any]:
     result = await client.reset(seed=seed, scenario=SCENARIO, roles=["resolver"])
-    texts, rewards = [], []
+    texts, rewards, events = [], [], []
     while not result.done:
         turn = result.observation
         assert turn.error is None, turn.error
@@ -92,9 +97,10 @@ async def served_day(client: ContactCenterClient, seed: int) -> dict[str, Any]:
         name, arguments = scripted_call(turn.text, turn.tools)
         result = await client.step(ToolCallAction(tool=name, arguments=arguments))
         rewards.append(result.reward)
+        events += result.observation.metadata.get("info", {}).get("events", [])
     state = await client.state()
     return {"texts": texts, "rewards": rewards, "kpis": result.observation.metadata["kpis"],
-            "team_return": result.observation.metadata["team_return"], "state": state}
+            "team_return": result.observation.metadata["team_return"], "state": state, "events": events}
 
 
 # --- the server --------------------------------------------------------------------------------
@@ -149,6 +155,12 @@ def test_a_scripted_agent_resolves_tickets_over_the_websocket(server: str) -> No
     state = day["state"]
     assert state.done and state.scenario == "resolve" and state.seed == 0
     assert state.step_count == len(day["rewards"]) and 0 < state.sim_minute <= state.horizon_minutes
+    replies = [e for e in day["events"] if e["kind"] == "customer_reply"]
+    grades = [e for e in day["events"] if e["kind"] == "reply_grade"]
+    assert replies and all(e["reply"] and e["question"] for e in replies)  # customers answered
+    assert any(e["reply"] in text for e in replies for text in day["texts"])  # and their words are read
+    assert grades and all(0.0 <= e["score"] <= 0.5 and e["parts"] for e in grades)
+    assert max(e["score"] for e in grades if e["resolved"]) >= 0.3  # a good reply to a resolved ticket
     reference = in_process_day(seed=0)
     assert day["texts"] == reference["texts"] and day["rewards"] == pytest.approx(reference["rewards"])
     assert day["kpis"] == reference["kpis"]
