@@ -5,9 +5,10 @@
     res = csr_marl.simulate(scn, policy="heuristic", seed=0)
     print(res.kpis["service_level"])
 
-The PettingZoo factories ``env``, ``raw_env`` and ``parallel_env`` and the trained-policy loader
-``load_checkpoint_policy`` (the ``train`` extra) are imported on first use, so ``import csr_marl``
-stays light.
+The PettingZoo factories ``env``, ``raw_env`` and ``parallel_env``, the language interface's
+``text_env`` (text observations, JSON tool calls as actions) and ``TextSession``, and the
+trained-policy loader ``load_checkpoint_policy`` (the ``train`` extra) are imported on first use, so
+``import csr_marl`` stays light.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .simulation import simulate
 __version__ = "0.1.0"
 
 _ENV_NAMES = ("env", "raw_env", "parallel_env")
+_TEXT_NAMES = ("text_env", "TextSession")
 
 
 def __getattr__(name: str) -> Any:
@@ -27,6 +29,10 @@ def __getattr__(name: str) -> Any:
         from . import envs
 
         return getattr(envs, name)
+    if name in _TEXT_NAMES:
+        from . import text
+
+        return getattr(text, name)
     if name == "load_checkpoint_policy":
         from .train import load_checkpoint_policy
 
@@ -34,4 +40,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'csr_marl' has no attribute {name!r}")
 
 
-__all__ = ["ScenarioError", "load_scenario", "load_checkpoint_policy", "scenario_names", "simulate", *_ENV_NAMES]
+__all__ = ["ScenarioError", "load_scenario", "load_checkpoint_policy", "scenario_names", "simulate", *_ENV_NAMES, *_TEXT_NAMES]

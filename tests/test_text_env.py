@@ -239,3 +239,10 @@ def test_render_ansi_returns_the_selected_agents_observation() -> None:
     env = text_env("tasks/resolve", seed=0, render_mode="ansi", **SHORT)
     env.reset(seed=0)
     assert env.render() == str(env.observe(env.agent_selection))
+
+
+def test_the_text_env_is_offered_beside_the_vector_envs() -> None:
+    import csr_marl
+    from csr_marl import text
+
+    assert csr_marl.text_env is text.text_env and csr_marl.TextSession is text.TextSession
