@@ -303,7 +303,8 @@ class ContactCenter:
             # The answer event would be the next one processed: answer here, as the driver would.
             self._settle(now)
             action = policy(decision)
-            self._check_legal(decision, action)
+            if action not in legal:
+                self._check_legal(decision, action)  # raises
             if phase is Phase.WORK:
                 decision.ticket.said = None  # type: ignore[union-attr]
             return self._answer(decision, int(action))
