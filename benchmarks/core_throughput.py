@@ -7,8 +7,8 @@ Runs in one process, on the same number of arrivals, and prints tickets per seco
     python benchmarks/core_throughput.py --profile      # + where simulate's time goes (cProfile shares)
 
 Targets (issues 2 and 12): simulate on `mmc` >= 1.0x ciw and >= 0.5x bare SimPy; `standard_day` >= 1.5x
-its ratio to bare SimPy before issue 12 (0.105x, the README's 8,789 / 82,694); a 1,000,000-ticket run
-peaks within 1.2x the RSS of a 100,000-ticket run. Each line says whether its target is met.
+its ratio to bare SimPy before issue 12 (0.063x, benchmarks/results/core_profile.md); a 1,000,000-ticket
+run peaks within 1.2x the RSS of a 100,000-ticket run. Each line says whether its target is met.
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ import csr_marl
 
 # --- the model: M/M/4, lambda = 2 / min, mean service 1.6 min (the `mmc` preset) ------------------
 RATE, MEAN_SERVICE, SERVERS = 2.0, 1.6, 4
-# standard_day / bare SimPy before issue 12 (README, "Speed, measured": 8,789 / 82,694 tickets/s).
-STANDARD_DAY_BEFORE = 8_789 / 82_694
+# standard_day / bare SimPy before issue 12: the best of three runs of this script at commit 4da2260
+# (benchmarks/results/core_profile.md: 8,393 / 133,856 tickets/s; the README's older 8,789 / 82,694 was
+# taken when bare SimPy ran slower on this shared host).
+STANDARD_DAY_BEFORE = 8_393 / 133_856
 TARGETS = {  # ratio -> (its floor, what the floor is)
     "simulate mmc / ciw": (1.0, "1.0x"),
     "simulate mmc / bare SimPy": (0.5, "0.5x"),
