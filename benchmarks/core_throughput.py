@@ -4,15 +4,19 @@ Runs in one process, on the same number of arrivals, and prints tickets per seco
 
     python benchmarks/core_throughput.py                # 100,000 arrivals per contender, best of 3 rounds
     python benchmarks/core_throughput.py --tickets 20000 --memory   # + peak RSS, 100k vs 1M tickets
+    python benchmarks/core_throughput.py --profile      # + where simulate's time goes (cProfile shares)
 
-Targets (issue 2): simulate on `mmc` >= 1.0x ciw and >= 0.5x bare SimPy; a 1,000,000-ticket run peaks
-within 1.2x the RSS of a 100,000-ticket run.
+Targets (issues 2 and 12): simulate on `mmc` >= 1.0x ciw and >= 0.5x bare SimPy; `standard_day` >= 1.5x
+its ratio to bare SimPy before issue 12 (0.063x, benchmarks/results/core_profile.md); a 1,000,000-ticket
+run peaks within 1.2x the RSS of a 100,000-ticket run. Each line says whether its target is met.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import platform
+import pstats
 import subprocess
 import sys
 import time
@@ -24,6 +28,15 @@ import csr_marl
 
 # --- the model: M/M/4, lambda = 2 / min, mean service 1.6 min (the `mmc` preset) ------------------
 RATE, MEAN_SERVICE, SERVERS = 2.0, 1.6, 4
+# standard_day / bare SimPy before issue 12: the best of three runs of this script at commit 4da2260
+# (benchmarks/results/core_profile.md: 8,393 / 133,856 tickets/s; the README's older 8,789 / 82,694 was
+# taken when bare SimPy ran slower on this shared host).
+STANDARD_DAY_BEFORE = 8_393 / 133_856
+TARGETS = {  # ratio -> (its floor, what the floor is)
+    "simulate mmc / ciw": (1.0, "1.0x"),
+    "simulate mmc / bare SimPy": (0.5, "0.5x"),
+    "standard_day / bare SimPy": (1.5 * STANDARD_DAY_BEFORE, f"1.5 x {STANDARD_DAY_BEFORE:.3f} before"),
+}
 
 
 def bare_simpy(n_tickets: int, seed: int = 0) -> float:
@@ -86,6 +99,33 @@ def csr_marl_run(scenario: str, n_tickets: int, seed: int = 0) -> float:
     return arrived / elapsed
 
 
+def profile_shares(scenario: str, n_tickets: int, top: int = 15) -> None:
+    """Print the ``top`` functions by own time (cProfile) while simulating ``n_tickets`` arrivals of
+    ``scenario``, each with its share of the total, as a Markdown table."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    rate = csr_marl_run(scenario, n_tickets)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    total = stats.total_tt  # type: ignore[attr-defined]
+    rows = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)  # type: ignore[attr-defined]
+    print(f"\n`simulate` on {scenario}, {n_tickets:,} arrivals under cProfile: {total:.2f} s "
+          f"({rate:,.0f} tickets/s profiled)\n")
+    print("| function | calls | own time share | cumulative share |")
+    print("|---|---:|---:|---:|")
+    for (path, line, name), (_, calls, own, cumulative, _) in rows[:top]:
+        where = f"{_short(path)}:{line}({name})" if line else name
+        print(f"| `{where}` | {calls:,} | {own / total:6.1%} | {cumulative / total:6.1%} |")
+
+
+def _short(path: str) -> str:
+    """A profile entry's file, from the package or library root."""
+    for root in ("csr_marl/", "simpy/", "numpy/"):
+        if root in path:
+            return root + path.split(root, 1)[1]
+    return path.rsplit("/", 1)[-1]
+
+
 def peak_rss_mib(n_tickets: int) -> float:
     """Peak RSS of a fresh process that simulates `n_tickets` arrivals of `mmc` without the log.
 
@@ -106,6 +146,9 @@ def main() -> None:
     parser.add_argument("--tickets", type=int, default=100_000)
     parser.add_argument("--memory", action="store_true", help="also compare peak RSS at 100k and 1M tickets")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; each contender's best is kept")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print cProfile's top functions (share of total time) for mmc and standard_day")
+    parser.add_argument("--top", type=int, default=15, help="functions listed per profile")
     args = parser.parse_args()
     n = args.tickets
     print(f"csr_marl {csr_marl.__version__} · simpy {simpy.__version__} · Python {platform.python_version()} · {platform.machine()}")
@@ -128,12 +171,25 @@ def main() -> None:
     for name, rate in figures.items():
         print(f"{name:<{width}}  {rate:>10,.0f} tickets/s")
     mmc, simpy_rate, ciw_rate = figures["simulate mmc"], figures["bare SimPy M/M/c"], figures["ciw M/M/c"]
-    print(f"simulate mmc / ciw        = {mmc / ciw_rate:5.2f}x   (target >= 1.0x)")
-    print(f"simulate mmc / bare SimPy = {mmc / simpy_rate:5.2f}x   (target >= 0.5x)")
-    print(f"standard_day / bare SimPy = {figures['simulate standard_day'] / simpy_rate:5.2f}x   (all three roles, multi-step workflows)")
+    ratios = {
+        "simulate mmc / ciw": mmc / ciw_rate,
+        "simulate mmc / bare SimPy": mmc / simpy_rate,
+        "standard_day / bare SimPy": figures["simulate standard_day"] / simpy_rate,  # 3 roles, workflows
+    }
+    for name, ratio in ratios.items():
+        floor, stated = TARGETS[name]
+        print(f"{name:<{max(map(len, ratios))}} = {ratio:5.3f}x   target >= {stated}: {_verdict(ratio >= floor)}")
     if args.memory:
         small, large = peak_rss_mib(100_000), peak_rss_mib(1_000_000)
-        print(f"peak RSS: 100k tickets {small:.1f} MiB, 1M tickets {large:.1f} MiB, ratio {large / small:.3f} (target <= 1.2)")
+        print(f"peak RSS: 100k tickets {small:.1f} MiB, 1M tickets {large:.1f} MiB, ratio {large / small:.3f} "
+              f"target <= 1.2: {_verdict(large / small <= 1.2)}")
+    if args.profile:
+        profile_shares("mmc", n, args.top)
+        profile_shares("standard_day", n // 4, args.top)
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "MISSED"
 
 
 if __name__ == "__main__":

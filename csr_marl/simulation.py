@@ -40,6 +40,8 @@ def simulate(
         bind = getattr(decide, "bind", None)
         if bind is not None:
             bind(center)
+        if isinstance(policy, str):
+            center.answer_inline(decide)  # a built-in policy answers from inside the simulation
         next_decision, apply = center.next_decision, center.decide
         decision = next_decision()
         while decision is not None:

@@ -125,6 +125,7 @@ class HeuristicPolicy:
     def __init__(self, scenario: Scenario, rng: np.random.Generator | None = None) -> None:
         self.kb = KnowledgeBase.for_bank(scenario.tickets.bank, self.knowledge)
         self.has_desk = scenario.staffing.peak("escalation") > 0
+        self._plans: dict[tuple, tuple[Template, str]] = {}  # next_tool's answers by state
 
     def __call__(self, decision: Decision) -> int:
         if decision.phase is Phase.TRIAGE:
@@ -156,6 +157,18 @@ class HeuristicPolicy:
         assert ticket is not None
         template = self.kb.match(ticket)
         at_desk = decision.role == "escalation"
+        # The playbook's answer depends on the issue, the desk, the steps done and the facts revealed
+        # only: worked out once per such state (tickets of one issue follow the same few paths).
+        key = (id(template), at_desk, tuple(ticket.done), tuple(ticket.revealed.items()))
+        plan = self._plans.get(key)
+        if plan is None or plan[0] is not template:
+            if len(self._plans) >= 16384:
+                self._plans.clear()
+            plan = self._plans[key] = (template, self._playbook(template, ticket, at_desk))
+        return plan[1]
+
+    def _playbook(self, template: Template, ticket: Ticket, at_desk: bool) -> str:
+        """The next step for ``ticket`` of issue ``template``, at the desk or not."""
         if not at_desk:
             unchecked = self.kb.unchecked_diagnostics(template, ticket)
             if unchecked:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import simpy
 
@@ -96,6 +96,9 @@ class ContactCenter:
         )
         self.rewards = RewardLedger(track_entries=track_rewards)
         self.meter = WaitingMeter(self.weights.waiting_per_minute)
+        # Waiting costs nothing at any priority: the meter would integrate zeros, so it is left alone.
+        self._metered = any(self.meter.weight.values())
+        self._has_shifts = bool(staffing.shifts)
         # The headline waits measure the queue a staffing study varies: the resolvers' when staffed.
         self.headline_queue = headline_queue_of(self.peak)
         self.kpis = KpiAccumulator(
@@ -115,6 +118,7 @@ class ContactCenter:
         ]
         self._due: list[Decision] = []  # decisions waiting for an answer, in the order they fell due
         self.answer_event: simpy.Event | None = None  # the event of the latest decision asked
+        self._policy: Callable[[Decision], int] | None = None  # answers inline (answer_inline)
         self._new_arrivals = 0
         self._arrivals_done = False
         self._returns_pending = 0
@@ -248,26 +252,43 @@ class ContactCenter:
                 raise RuntimeError("no decision is pending: call next_decision() first")
         elif decision not in self._due:
             raise RuntimeError(f"{decision.agent}'s decision is not waiting for an answer")
-        if action not in decision.legal:
-            raise IllegalActionError(
-                f"{decision.agent} ({decision.phase.value}): action {action!r} is not legal now; "
-                f"legal actions: {decision.legal}"
-            )
+        self._check_legal(decision, action)
         self._due.remove(decision)
         if decision.phase is Phase.WORK:
             assert decision.ticket is not None
             decision.ticket.said = text
         self._resolve(decision, int(action))
 
+    def answer_inline(self, policy: Callable[[Decision], int] | None) -> None:
+        """Let ``policy`` answer decisions from inside the staff processes, without pausing SimPy.
+
+        For drivers that answer every decision with the same function (``simulate`` with a built-in
+        policy): a decision whose answer would be the very next event anyway (nothing else is due at
+        this minute) is answered at once, which spares the pause, the answer event and the resumption.
+        Otherwise it waits for :meth:`decide` as usual, so events keep their order and every result
+        is the same as when the driver answers each decision itself. ``None`` pauses for every one.
+        """
+        self._policy = policy
+
+    @staticmethod
+    def _check_legal(decision: Decision, action: int) -> None:
+        if action not in decision.legal:
+            raise IllegalActionError(
+                f"{decision.agent} ({decision.phase.value}): action {action!r} is not legal now; "
+                f"legal actions: {decision.legal}"
+            )
+
     def ask(self, staff: Staff, phase: Phase, legal: list[int], *, ticket: Ticket | None = None,
             slots: list[Ticket] | None = None) -> Any:
         """Called by staff processes to request a decision.
 
-        Returns the answer at once when only one action is legal; otherwise pauses the simulation and
-        returns :data:`ASKED`, and the process then yields :attr:`answer_event` for the answer.
+        Returns the answer at once when only one action is legal, or when the inline policy answers
+        it (:meth:`answer_inline`); otherwise pauses the simulation and returns :data:`ASKED`, and the
+        process then yields :attr:`answer_event` for the answer.
         """
+        now = self.env.now
         if len(legal) == 1:
-            staff.last_decision = self.env.now
+            staff.last_decision = now
             if ticket is not None:
                 ticket.said = None
             if phase is Phase.PICK:
@@ -275,13 +296,28 @@ class ContactCenter:
                 self.start_service(staff, slots[0])
                 return slots[0]
             return legal[0]
-        event = self.answer_event = self.env.event()
-        self._due.append(Decision(staff, phase, self.env.now, legal, ticket, slots or [], self.queue_slots, event))
+        decision = Decision(staff, phase, now, legal, ticket, slots or [], self.queue_slots)
+        policy = self._policy
+        events = self.env._queue
+        if policy is not None and (not events or events[0][0] > now):
+            # The answer event would be the next one processed: answer here, as the driver would.
+            self._settle(now)
+            action = policy(decision)
+            if action not in legal:
+                self._check_legal(decision, action)  # raises
+            if phase is Phase.WORK:
+                decision.ticket.said = None  # type: ignore[union-attr]
+            return self._answer(decision, int(action))
+        decision.event = self.answer_event = self.env.event()
+        self._due.append(decision)
         return ASKED
 
     def _resolve(self, decision: Decision, action: int) -> None:
-        event = decision.event
         self.answer_event = None
+        decision.event.succeed(self._answer(decision, action))
+
+    def _answer(self, decision: Decision, action: int) -> Any:
+        """Carry out ``action``: what the staff member's process receives (a pick: the ticket taken)."""
         staff = decision.staff
         staff.last_decision = self.env.now
         if decision.phase is Phase.PICK:
@@ -291,9 +327,8 @@ class ContactCenter:
                 ticket = next((t for t in decision.slots if t.waiting_in is staff.queue), None)
             if ticket is not None:
                 self.start_service(staff, ticket)
-            event.succeed(ticket)
-        else:
-            event.succeed(action)
+            return ticket
+        return action
 
     # --- arrivals -------------------------------------------------------------------------------
     def _arrival_process(self):
@@ -318,7 +353,8 @@ class ContactCenter:
         now = self.env.now
         queue.push(ticket, now)
         self.kpis.queue_entered(queue.name, ticket)
-        self.meter.change(now, self.meter.weight[ticket.true_priority])
+        if self._metered:
+            self.meter.change(now, self.meter.weight[ticket.true_priority])
         idle = self.idle[queue.name]
         while idle:
             staff = idle.popleft()
@@ -350,9 +386,11 @@ class ContactCenter:
         now = self.env.now
         queue = ticket.waiting_in
         waited = queue.take(ticket, now)
-        self.meter.change(now, -self.meter.weight[ticket.true_priority])
+        if self._metered:
+            self.meter.change(now, -self.meter.weight[ticket.true_priority])
         ticket.queue_wait += waited
-        self.customers.waited(ticket, waited)
+        if waited > 0:
+            self.customers.waited(ticket, waited)
         self.kpis.queue_answered(queue.name, ticket, waited)
         if ticket.answered_at is None:
             ticket.answered_at = now
@@ -372,7 +410,8 @@ class ContactCenter:
             self.kpis.busy[staff.role] += until - start
             # Finishing a ticket after going off shift is busy *and* available time (overtime),
             # so occupancy stays a share of the minutes staff actually spent on the floor.
-            self.kpis.overtime[staff.role] += self._off_shift_minutes(staff, start, until)
+            if self._has_shifts:
+                self.kpis.overtime[staff.role] += self._off_shift_minutes(staff, start, until)
 
     def _off_shift_minutes(self, staff: Staff, start: float, until: float) -> float:
         shifts = self.scenario.staffing.shifts

@@ -85,7 +85,7 @@ class CustomerModel:
 
     def grade(self, ticket: Ticket, message: str | None, resolved: bool) -> ReplyGrade:
         """Grade the reply that closes the ticket and let the customer react to it (and to the outcome)."""
-        grade = grade_documented(ticket) if message is None else self.grader(ticket, message)
+        grade = grade_documented(ticket, resolved) if message is None else self.grader(ticket, message)
         ticket.grade = grade
         if self.sentiment is not None:
             mood = self.sentiment.reply_weight * (grade.score / MAX_SCORE - 0.5)

@@ -107,7 +107,11 @@ class KpiAccumulator:
 
     def queue_entered(self, queue: str, ticket: Ticket) -> None:
         """The contact entered ``queue``; only its first visit counts."""
-        if not _first(ticket, _ENTERED[queue]) or not ticket.counted:
+        bit = _ENTERED[queue]
+        if ticket.queue_marks & bit:
+            return
+        ticket.queue_marks |= bit  # only a contact's first visit of each queue counts
+        if not ticket.counted:
             return
         self.per_queue[queue][_OFFERED] += 1
         if queue == self.headline_queue:
@@ -115,7 +119,11 @@ class KpiAccumulator:
 
     def queue_answered(self, queue: str, ticket: Ticket, wait: float) -> None:
         """A member of the queue's role took the contact after ``wait`` minutes (first visit only)."""
-        if not _first(ticket, _TAKEN[queue]) or not ticket.counted:
+        bit = _TAKEN[queue]
+        if ticket.queue_marks & bit:
+            return
+        ticket.queue_marks |= bit
+        if not ticket.counted:
             return
         self._answer(self.per_queue[queue], wait)
         if queue != self.headline_queue:
@@ -247,14 +255,6 @@ def _cell_index(cell: int, dim: str) -> int:
     if dim == "tier":
         return (cell // n_cat) % n_tier
     return cell // (n_cat * n_tier)
-
-
-def _first(ticket: Ticket, bit: int) -> bool:
-    """Set ``bit`` of the ticket's queue marks; True if it was not set yet."""
-    if ticket.queue_marks & bit:
-        return False
-    ticket.queue_marks |= bit
-    return True
 
 
 def _ratio(a: float, b: float) -> float:

@@ -153,10 +153,32 @@ def is_upset(ticket: Ticket) -> bool:
     """Whether the rubric expects an apology (module docstring, "Upset")."""
     if ticket.sentiment < UPSET_BELOW or ticket.contact > 0:
         return True
-    text = ticket.text
-    if _upset_pattern(ticket.template).search(text.lower()):
+    loud = ticket.loud
+    if loud is None:  # the text never changes: scan it once per ticket
+        loud = ticket.loud = _sounds_upset(ticket)
+    return loud
+
+
+def _sounds_upset(ticket: Ticket) -> bool:
+    """Anger, urgency or shouting in the customer's text (a text without slot values: looked up)."""
+    text, slots, template = ticket.text, ticket.slot_values, ticket.template
+    if slots:
+        return _scan_upset(template, text, slots)
+    entry = _FIXED_TEXTS.get((id(template), text))
+    if entry is None or entry[0] is not template:  # the id of a template that is gone: scan again
+        if len(_FIXED_TEXTS) >= 4096:
+            _FIXED_TEXTS.clear()
+        _FIXED_TEXTS[(id(template), text)] = entry = (template, _scan_upset(template, text, slots))
+    return entry[1]
+
+
+def _scan_upset(template: Template, text: str, slot_values: dict[str, str]) -> bool:
+    if _upset_pattern(template).search(text.lower()):
         return True
-    return _shouts(text, ticket.slot_values, 1)
+    return _shouts(text, slot_values, 1)
+
+
+_FIXED_TEXTS: dict[tuple[int, str], tuple[Template, bool]] = {}  # (template, text) -> (template, upset)
 
 
 _UPSET_PATTERNS: dict[int, tuple[Template, re.Pattern[str]]] = {}
@@ -356,16 +378,21 @@ _STATS = [0, 0]  # hits, misses
 _CACHE_LIMIT = 65536
 
 
-def grade_documented(ticket: Ticket) -> ReplyGrade:
+def grade_documented(ticket: Ticket, resolvable: bool | None = None) -> ReplyGrade:
     """``grade_reply(ticket, documented_reply(ticket))``, cached by everything that grade depends on:
     template, case, steps done, stage, revealed facts, upset, resolvable, and which of the name,
-    identifiers and amount the ticket has (their values never change the documented reply's grade)."""
-    slots = ticket.slot_values
+    identifiers and amount the ticket has (their values never change the documented reply's grade).
+    ``resolvable`` is ``ticket.resolvable()`` when the caller knows it already."""
+    fixed = ticket.grade_key
+    if fixed is None:  # what never changes for this ticket: worked out once
+        slots = ticket.slot_values
+        fixed = ticket.grade_key = (
+            ticket.template.id, id(ticket.case), bool(ticket.customer), "order_id" in slots,
+            "invoice_id" in slots, "tracking_id" in slots, "ticket_ref" in slots, "amount" in slots,
+        )
     key = (
-        ticket.template.id, id(ticket.case), tuple(ticket.done), ticket.stage,
-        tuple(ticket.revealed.items()), is_upset(ticket), ticket.resolvable(), bool(ticket.customer),
-        "order_id" in slots, "invoice_id" in slots, "tracking_id" in slots, "ticket_ref" in slots,
-        "amount" in slots,
+        fixed, tuple(ticket.done), ticket.stage, tuple(ticket.revealed.items()), is_upset(ticket),
+        ticket.resolvable() if resolvable is None else resolvable,
     )
     grade = _DOCUMENTED.get(key)
     if grade is not None:

@@ -34,6 +34,8 @@ class Ticket:
         "transfers",
         # the customer as a person: name, the values their text mentions, mood, the conversation
         "customer", "slot_values", "sentiment", "questions", "dialogue", "said", "grade",
+        # what the rubric reads from the fixed content, worked out once (responses.py)
+        "loud", "grade_key",
     )
 
     def __init__(self) -> None:
@@ -55,6 +57,8 @@ class Ticket:
         self.dialogue: list[tuple[str, str]] = []  # (question, the customer's reply)
         self.said: str | None = None  # what the staff member wrote with the tool in progress
         self.grade: Any = None  # the grade of the reply that closed this contact
+        self.loud: bool | None = None  # anger or shouting in the text (None: not scanned yet)
+        self.grade_key: tuple | None = None  # the fixed part of the documented reply's cache key
 
     # --- workflow state -------------------------------------------------------------------------
     def required(self) -> tuple[str, ...]:
@@ -134,6 +138,8 @@ class TicketFactory:
         self._slot_values = {k: list(v) for k, v in bank.slots.items()}
         self._names = self._slot_values.get("first_name") or list(_DEFAULT_NAMES)
         self._name_offset = int(streams.root.entropy) % 1009 if isinstance(streams.root.entropy, int) else 0
+        # (template, variant, tier) -> subject, body, text, true priority, for templates without slots
+        self._fixed: dict[tuple[int, int, str], tuple[str, str, str, str]] = {}
 
     def new(self, now: float) -> Ticket:
         u = self._u
@@ -152,23 +158,34 @@ class TicketFactory:
         tiers = self._tiers
         ticket.tier = tier = tiers[u.choice(self._tier_cdf)] if len(tiers) > 1 else tiers[0]
         variants = self._variants[ti]
-        variant = variants[u.integer(len(variants))] if len(variants) > 1 else variants[0]
+        vi = u.integer(len(variants)) if len(variants) > 1 else 0
         if template.slots:
+            variant = variants[vi]
             values = self._slot_fill(template)
             ticket.subject = variant.subject.format_map(values)
             ticket.body = variant.body.format_map(values)
-        else:
+            ticket.text = f"{ticket.subject}\n{ticket.body}"
+            true_priority = _priority(template, tier, ticket.text)
+        else:  # fixed text: written and read for its priority cues once per variant and tier
             values = _NO_SLOTS
-            ticket.subject, ticket.body = variant.subject, variant.body
+            key = (ti, vi, tier)
+            fixed = self._fixed.get(key)
+            if fixed is None:
+                variant = variants[vi]
+                text = f"{variant.subject}\n{variant.body}"
+                fixed = self._fixed[key] = (variant.subject, variant.body, text, _priority(template, tier, text))
+            ticket.subject, ticket.body, ticket.text, true_priority = fixed
         ticket.slot_values = values
         # Every slot is drawn whichever variant is shown, so the name is known even when this text
         # does not sign it; templates without the slot get one from the ticket's id (no draw).
         ticket.customer = values.get("first_name") or self._names[(ticket.id * 7919 + self._name_offset) % len(self._names)]
-        ticket.text = f"{ticket.subject}\n{ticket.body}"
-        ticket.true_category = template.category
-        ticket.true_priority = _priority(template, tier, ticket.text)
-        ticket.assigned_category = ticket.declared_category = self._declared_category(template.category)
-        ticket.assigned_priority = ticket.declared_priority = self._declared_priority(ticket.true_priority)
+        ticket.true_category = category = template.category
+        ticket.true_priority = true_priority
+        # Self-reports: no draw at all when customers always report right.
+        declared = category if self._category_accuracy >= 1.0 else self._declared_category(category)
+        ticket.assigned_category = ticket.declared_category = declared
+        declared = true_priority if self._priority_accuracy >= 1.0 else self._declared_priority(true_priority)
+        ticket.assigned_priority = ticket.declared_priority = declared
         ticket.patience_left = self._patience() * self._patience_factor[tier]
         self.stamp_arrival(ticket, now)
         return ticket
@@ -187,7 +204,7 @@ class TicketFactory:
         ticket = Ticket()
         for name in ("id", "template", "case", "requirement", "tier", "subject", "body", "text",
                      "true_category", "true_priority", "declared_category", "declared_priority",
-                     "customer", "slot_values", "sentiment"):
+                     "customer", "slot_values", "sentiment", "loud", "grade_key"):
             setattr(ticket, name, getattr(old, name))
         ticket.facts = old.facts
         ticket.contact = old.contact + 1
