@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import simpy
+from simpy.events import NORMAL
 
 from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES, SPECIALIST_TOOLS
 from ..config.loading import load_ticket_bank
@@ -99,6 +100,8 @@ class ContactCenter:
         # Waiting costs nothing at any priority: the meter would integrate zeros, so it is left alone.
         self._metered = any(self.meter.weight.values())
         self._has_shifts = bool(staffing.shifts)
+        # Without patience nobody ever abandons: no queue holds a deadline, none needs purging.
+        self.may_abandon = scenario.customers.patience is not None
         # The headline waits measure the queue a staffing study varies: the resolvers' when staffed.
         self.headline_queue = headline_queue_of(self.peak)
         self.kpis = KpiAccumulator(
@@ -124,7 +127,8 @@ class ContactCenter:
         self._returns_pending = 0
         self.done = False
         self.end_time: float | None = None
-        self.env.process(self._arrival_process())
+        self._on_arrival_callbacks = [self._on_arrival]
+        self._start_arrivals()
         for staff in self.staff:
             self.env.process(staff_process(self, staff))
         if staffing.shifts:
@@ -215,9 +219,10 @@ class ContactCenter:
 
     def _settle(self, now: float) -> None:
         """Abandonments and waiting cost up to ``now``, before anybody decides."""
-        for queue in self._queue_list:
-            if queue.next_deadline() <= now:
-                self.expire(queue)
+        if self.may_abandon:
+            for queue in self._queue_list:
+                if queue.next_deadline() <= now:
+                    self.expire(queue)
         if self.meter.rate:
             self.rewards.add("waiting", self.meter.collect(now))
 
@@ -286,7 +291,7 @@ class ContactCenter:
         it (:meth:`answer_inline`); otherwise pauses the simulation and returns :data:`ASKED`, and the
         process then yields :attr:`answer_event` for the answer.
         """
-        now = self.env.now
+        now = self.env._now
         if len(legal) == 1:
             staff.last_decision = now
             if ticket is not None:
@@ -296,21 +301,36 @@ class ContactCenter:
                 self.start_service(staff, slots[0])
                 return slots[0]
             return legal[0]
-        decision = Decision(staff, phase, now, legal, ticket, slots or [], self.queue_slots)
         policy = self._policy
-        events = self.env._queue
-        if policy is not None and (not events or events[0][0] > now):
-            # The answer event would be the next one processed: answer here, as the driver would.
-            self._settle(now)
-            action = policy(decision)
-            if action not in legal:
-                self._check_legal(decision, action)  # raises
-            if phase is Phase.WORK:
-                decision.ticket.said = None  # type: ignore[union-attr]
-            return self._answer(decision, int(action))
+        if policy is not None:
+            events = self.env._queue
+            if not events or events[0][0] > now:
+                # The answer event would be the next one processed: answer here, as the driver would.
+                return self._ask_inline(policy, staff, phase, now, legal, ticket, slots)
+        decision = Decision(staff, phase, now, legal, ticket, slots or [], self.queue_slots)
         decision.event = self.answer_event = self.env.event()
         self._due.append(decision)
         return ASKED
+
+    def _ask_inline(self, policy: Callable[[Decision], int], staff: Staff, phase: Phase, now: float,
+                    legal: list[int], ticket: Ticket | None, slots: list[Ticket] | None) -> Any:
+        """Answer a decision with the inline policy, on the staff member's own decision object (it
+        never leaves this call, so one per staff member is reused)."""
+        decision = staff.decision
+        if decision is None:
+            decision = staff.decision = Decision(staff, phase, now, legal, ticket, slots or [], self.queue_slots)
+        else:
+            decision.phase, decision.time, decision.legal = phase, now, legal
+            decision.ticket, decision.slots = ticket, slots or []
+        self._settle(now)
+        action = policy(decision)
+        if action not in legal:
+            self._check_legal(decision, action)  # raises
+        if phase is Phase.WORK:
+            staff.last_decision = now
+            ticket.said = None  # type: ignore[union-attr]
+            return int(action)
+        return self._answer(decision, int(action))
 
     def _resolve(self, decision: Decision, action: int) -> None:
         self.answer_event = None
@@ -331,16 +351,35 @@ class ContactCenter:
         return action
 
     # --- arrivals -------------------------------------------------------------------------------
-    def _arrival_process(self):
-        env = self.env
+    def _start_arrivals(self) -> None:
+        """Schedule the first arrival. Arrivals need no process: one event, re-armed after each
+        arrival for the next one, carries them all (no generator to resume, no event per arrival)."""
+        self._arrival_times = arrival_times(self.scenario.arrivals, self.horizon, self.streams["arrivals"])
+        self._arrival_event = simpy.Event(self.env)
+        self._arrival_event._ok = True
+        self._arrival_event._value = None
+        self._next_arrival()
+
+    def _next_arrival(self) -> None:
+        """Arm the arrival event for the next arrival time, or mark the arrivals done."""
+        t = next(self._arrival_times, None)
+        if t is None:
+            self._arrivals_done = True
+            return
+        self._arrival_at = t
+        event = self._arrival_event
+        event.callbacks = self._on_arrival_callbacks
+        self.env.schedule(event, NORMAL, t - self.env.now)
+
+    def _on_arrival(self, _event: simpy.Event) -> None:
+        """The arrival event fired: the customer arrives, and the event is armed for the next one."""
+        self._new_arrivals += 1
+        self.arrive(self.factory.new(self._arrival_at))
         limit = self.scenario.max_tickets
-        for t in arrival_times(self.scenario.arrivals, self.horizon, self.streams["arrivals"]):
-            yield env.timeout(t - env.now)
-            self._new_arrivals += 1
-            self.arrive(self.factory.new(t))
-            if limit is not None and self._new_arrivals >= limit:
-                break
-        self._arrivals_done = True
+        if limit is not None and self._new_arrivals >= limit:
+            self._arrivals_done = True
+            return
+        self._next_arrival()
 
     def arrive(self, ticket: Ticket) -> None:
         self.flow["arrived"] += 1
