@@ -70,6 +70,7 @@ class ContactCenter:
         self.factory = TicketFactory(scenario, self.bank, self.streams)
         # Moods, customer replies and reply grades; ``grader`` replaces the rubric (e.g. an LLM judge).
         self.customers = CustomerModel(scenario.customers.sentiment, grader)
+        self.moods = self.customers.sentiment is not None  # moods off: no customer reacts to anything
         # What staff said and customers answered, for the language interface: a list to append
         # ``(kind, agent, ticket, payload)`` events to, or None (nobody listens, nothing is kept).
         self.transcript: list[tuple[str, str, Ticket, dict[str, Any]]] | None = None
@@ -160,7 +161,7 @@ class ContactCenter:
         due = self._due
         early_end = self.scenario.max_tickets is not None
         while not due:
-            if early_end and self._all_closed():
+            if early_end and self._arrivals_done and self._all_closed():
                 self._finish(env.now)  # every ticket of a max_tickets episode is closed
                 return None
             if not events or events[0][0] >= horizon:
@@ -383,9 +384,7 @@ class ContactCenter:
 
     def arrive(self, ticket: Ticket) -> None:
         self.flow["arrived"] += 1
-        self.kpis.count("offered", ticket)
-        if ticket.contact:
-            self.kpis.count("reopened", ticket)
+        self.kpis.arrived(ticket)
         self.enqueue(ticket, self.entry_queue)
 
     def enqueue(self, ticket: Ticket, queue: TicketQueue) -> None:
@@ -428,12 +427,13 @@ class ContactCenter:
         if self._metered:
             self.meter.change(now, -self.meter.weight[ticket.true_priority])
         ticket.queue_wait += waited
-        if waited > 0:
+        if waited > 0 and self.moods:
             self.customers.waited(ticket, waited)
-        self.kpis.queue_answered(queue.name, ticket, waited)
-        if ticket.answered_at is None:
+        if ticket.answered_at is None:  # its first answer by anybody
             ticket.answered_at = now
-            self.kpis.answered(ticket, max(0.0, now - ticket.arrival))
+            self.kpis.taken(queue.name, ticket, waited, max(0.0, now - ticket.arrival))
+        else:
+            self.kpis.taken(queue.name, ticket, waited, None)
         staff.ticket = ticket
         staff.busy_since = now
         self.busy_staff[staff.role] += 1
@@ -565,11 +565,7 @@ class ContactCenter:
         message, ticket.said = ticket.said, None
         grade = self.customers.grade(ticket, message, resolved)
         self.rewards.add("response", w.response_quality * grade.score, agent)
-        mood = self.customers.mood_on_leaving(ticket)
-        if ticket.counted:
-            self.kpis.graded(ticket, grade.score)
-            if mood is not None:
-                self.kpis.left(ticket, *mood)
+        mood = self.customers.mood_on_leaving(ticket) if self.moods else None
         if self.transcript is not None:
             self.transcript.append(("reply_grade", agent, ticket, {
                 "message": message, "resolved": resolved, "score": grade.score,
@@ -584,7 +580,7 @@ class ContactCenter:
         if not on_time:
             self.rewards.add("sla_breach", w.sla_breach, agent)
         if ticket.counted:
-            self.kpis.closed(ticket, resolved, on_time)
+            self.kpis.closed(ticket, resolved, on_time, grade.score, mood)
         if self.log is not None:
             self.log.write(ticket, "resolved" if resolved else "closed_unresolved", now)
 
