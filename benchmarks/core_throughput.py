@@ -1,6 +1,7 @@
 """Core throughput: csr_marl.simulate against bare SimPy and ciw on the same M/M/c model.
 
-Runs in one process, on the same number of arrivals, and prints tickets per second and the ratios:
+Runs in one process, on the same number of arrivals (`simulate mmc` runs with `max_tickets`, so it
+simulates exactly that many, each served to the end), and prints tickets per second and the ratios:
 
     python benchmarks/core_throughput.py                # 100,000 arrivals per contender, best of 3 rounds
     python benchmarks/core_throughput.py --tickets 20000 --memory   # + peak RSS, 100k vs 1M tickets

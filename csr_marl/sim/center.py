@@ -513,9 +513,6 @@ class ContactCenter:
             self._legal_cache[key] = legal
         return legal
 
-    def tool_of(self, role: str, action: int) -> str:
-        return ROLE_TOOLS[role][action - self.queue_slots]
-
     def apply_tool(self, staff: Staff, ticket: Ticket, tool: str) -> bool:
         """Effects of a finished tool action; True when the ticket left the staff member's hands."""
         w, agent = self.weights, staff.name
