@@ -1,6 +1,7 @@
 """Core throughput: csr_marl.simulate against bare SimPy and ciw on the same M/M/c model.
 
-Runs in one process, on the same number of arrivals, and prints tickets per second and the ratios:
+Runs in one process, on the same number of arrivals (`simulate mmc` runs with `max_tickets`, so it
+simulates exactly that many, each served to the end), and prints tickets per second and the ratios:
 
     python benchmarks/core_throughput.py                # 100,000 arrivals per contender, best of 3 rounds
     python benchmarks/core_throughput.py --tickets 20000 --memory   # + peak RSS, 100k vs 1M tickets
@@ -87,10 +88,12 @@ def ciw_reference(n_tickets: int, seed: int = 0) -> float:
 
 def csr_marl_run(scenario: str, n_tickets: int, seed: int = 0) -> float:
     scn = csr_marl.load_scenario(scenario)
-    if scenario == "mmc":
-        scn = csr_marl.load_scenario(scn, overrides={"horizon_minutes": n_tickets / RATE, "warmup_minutes": 0})
+    if scenario == "mmc":  # exactly n_tickets arrivals (max_tickets), each served to the end
+        scn = csr_marl.load_scenario(scn, overrides={
+            "max_tickets": n_tickets, "horizon_minutes": 2 * n_tickets / RATE + 600, "warmup_minutes": 0,
+        })
     arrived, elapsed = 0, 0.0
-    while arrived < n_tickets:  # standard_day: whole shifts, new seeds, until enough tickets
+    while arrived < n_tickets:  # standard_day: whole shifts, new seeds, until enough tickets; mmc: one run
         start = time.perf_counter()
         result = csr_marl.simulate(scn, policy="heuristic", seed=seed)
         elapsed += time.perf_counter() - start

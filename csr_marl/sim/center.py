@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import simpy
+from simpy.events import NORMAL
 
 from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES, SPECIALIST_TOOLS
 from ..config.loading import load_ticket_bank
@@ -69,6 +70,7 @@ class ContactCenter:
         self.factory = TicketFactory(scenario, self.bank, self.streams)
         # Moods, customer replies and reply grades; ``grader`` replaces the rubric (e.g. an LLM judge).
         self.customers = CustomerModel(scenario.customers.sentiment, grader)
+        self.moods = self.customers.sentiment is not None  # moods off: no customer reacts to anything
         # What staff said and customers answered, for the language interface: a list to append
         # ``(kind, agent, ticket, payload)`` events to, or None (nobody listens, nothing is kept).
         self.transcript: list[tuple[str, str, Ticket, dict[str, Any]]] | None = None
@@ -99,6 +101,8 @@ class ContactCenter:
         # Waiting costs nothing at any priority: the meter would integrate zeros, so it is left alone.
         self._metered = any(self.meter.weight.values())
         self._has_shifts = bool(staffing.shifts)
+        # Without patience nobody ever abandons: no queue holds a deadline, none needs purging.
+        self.may_abandon = scenario.customers.patience is not None
         # The headline waits measure the queue a staffing study varies: the resolvers' when staffed.
         self.headline_queue = headline_queue_of(self.peak)
         self.kpis = KpiAccumulator(
@@ -124,7 +128,8 @@ class ContactCenter:
         self._returns_pending = 0
         self.done = False
         self.end_time: float | None = None
-        self.env.process(self._arrival_process())
+        self._on_arrival_callbacks = [self._on_arrival]
+        self._start_arrivals()
         for staff in self.staff:
             self.env.process(staff_process(self, staff))
         if staffing.shifts:
@@ -156,7 +161,7 @@ class ContactCenter:
         due = self._due
         early_end = self.scenario.max_tickets is not None
         while not due:
-            if early_end and self._all_closed():
+            if early_end and self._arrivals_done and self._all_closed():
                 self._finish(env.now)  # every ticket of a max_tickets episode is closed
                 return None
             if not events or events[0][0] >= horizon:
@@ -215,9 +220,10 @@ class ContactCenter:
 
     def _settle(self, now: float) -> None:
         """Abandonments and waiting cost up to ``now``, before anybody decides."""
-        for queue in self._queue_list:
-            if queue.next_deadline() <= now:
-                self.expire(queue)
+        if self.may_abandon:
+            for queue in self._queue_list:
+                if queue.next_deadline() <= now:
+                    self.expire(queue)
         if self.meter.rate:
             self.rewards.add("waiting", self.meter.collect(now))
 
@@ -286,7 +292,7 @@ class ContactCenter:
         it (:meth:`answer_inline`); otherwise pauses the simulation and returns :data:`ASKED`, and the
         process then yields :attr:`answer_event` for the answer.
         """
-        now = self.env.now
+        now = self.env._now
         if len(legal) == 1:
             staff.last_decision = now
             if ticket is not None:
@@ -296,21 +302,36 @@ class ContactCenter:
                 self.start_service(staff, slots[0])
                 return slots[0]
             return legal[0]
-        decision = Decision(staff, phase, now, legal, ticket, slots or [], self.queue_slots)
         policy = self._policy
-        events = self.env._queue
-        if policy is not None and (not events or events[0][0] > now):
-            # The answer event would be the next one processed: answer here, as the driver would.
-            self._settle(now)
-            action = policy(decision)
-            if action not in legal:
-                self._check_legal(decision, action)  # raises
-            if phase is Phase.WORK:
-                decision.ticket.said = None  # type: ignore[union-attr]
-            return self._answer(decision, int(action))
+        if policy is not None:
+            events = self.env._queue
+            if not events or events[0][0] > now:
+                # The answer event would be the next one processed: answer here, as the driver would.
+                return self._ask_inline(policy, staff, phase, now, legal, ticket, slots)
+        decision = Decision(staff, phase, now, legal, ticket, slots or [], self.queue_slots)
         decision.event = self.answer_event = self.env.event()
         self._due.append(decision)
         return ASKED
+
+    def _ask_inline(self, policy: Callable[[Decision], int], staff: Staff, phase: Phase, now: float,
+                    legal: list[int], ticket: Ticket | None, slots: list[Ticket] | None) -> Any:
+        """Answer a decision with the inline policy, on the staff member's own decision object (it
+        never leaves this call, so one per staff member is reused)."""
+        decision = staff.decision
+        if decision is None:
+            decision = staff.decision = Decision(staff, phase, now, legal, ticket, slots or [], self.queue_slots)
+        else:
+            decision.phase, decision.time, decision.legal = phase, now, legal
+            decision.ticket, decision.slots = ticket, slots or []
+        self._settle(now)
+        action = policy(decision)
+        if action not in legal:
+            self._check_legal(decision, action)  # raises
+        if phase is Phase.WORK:
+            staff.last_decision = now
+            ticket.said = None  # type: ignore[union-attr]
+            return int(action)
+        return self._answer(decision, int(action))
 
     def _resolve(self, decision: Decision, action: int) -> None:
         self.answer_event = None
@@ -331,22 +352,39 @@ class ContactCenter:
         return action
 
     # --- arrivals -------------------------------------------------------------------------------
-    def _arrival_process(self):
-        env = self.env
+    def _start_arrivals(self) -> None:
+        """Schedule the first arrival. Arrivals need no process: one event, re-armed after each
+        arrival for the next one, carries them all (no generator to resume, no event per arrival)."""
+        self._arrival_times = arrival_times(self.scenario.arrivals, self.horizon, self.streams["arrivals"])
+        self._arrival_event = simpy.Event(self.env)
+        self._arrival_event._ok = True
+        self._arrival_event._value = None
+        self._next_arrival()
+
+    def _next_arrival(self) -> None:
+        """Arm the arrival event for the next arrival time, or mark the arrivals done."""
+        t = next(self._arrival_times, None)
+        if t is None:
+            self._arrivals_done = True
+            return
+        self._arrival_at = t
+        event = self._arrival_event
+        event.callbacks = self._on_arrival_callbacks
+        self.env.schedule(event, NORMAL, t - self.env.now)
+
+    def _on_arrival(self, _event: simpy.Event) -> None:
+        """The arrival event fired: the customer arrives, and the event is armed for the next one."""
+        self._new_arrivals += 1
+        self.arrive(self.factory.new(self._arrival_at))
         limit = self.scenario.max_tickets
-        for t in arrival_times(self.scenario.arrivals, self.horizon, self.streams["arrivals"]):
-            yield env.timeout(t - env.now)
-            self._new_arrivals += 1
-            self.arrive(self.factory.new(t))
-            if limit is not None and self._new_arrivals >= limit:
-                break
-        self._arrivals_done = True
+        if limit is not None and self._new_arrivals >= limit:
+            self._arrivals_done = True
+            return
+        self._next_arrival()
 
     def arrive(self, ticket: Ticket) -> None:
         self.flow["arrived"] += 1
-        self.kpis.count("offered", ticket)
-        if ticket.contact:
-            self.kpis.count("reopened", ticket)
+        self.kpis.arrived(ticket)
         self.enqueue(ticket, self.entry_queue)
 
     def enqueue(self, ticket: Ticket, queue: TicketQueue) -> None:
@@ -389,12 +427,13 @@ class ContactCenter:
         if self._metered:
             self.meter.change(now, -self.meter.weight[ticket.true_priority])
         ticket.queue_wait += waited
-        if waited > 0:
+        if waited > 0 and self.moods:
             self.customers.waited(ticket, waited)
-        self.kpis.queue_answered(queue.name, ticket, waited)
-        if ticket.answered_at is None:
+        if ticket.answered_at is None:  # its first answer by anybody
             ticket.answered_at = now
-            self.kpis.answered(ticket, max(0.0, now - ticket.arrival))
+            self.kpis.taken(queue.name, ticket, waited, max(0.0, now - ticket.arrival))
+        else:
+            self.kpis.taken(queue.name, ticket, waited, None)
         staff.ticket = ticket
         staff.busy_since = now
         self.busy_staff[staff.role] += 1
@@ -474,9 +513,6 @@ class ContactCenter:
             self._legal_cache[key] = legal
         return legal
 
-    def tool_of(self, role: str, action: int) -> str:
-        return ROLE_TOOLS[role][action - self.queue_slots]
-
     def apply_tool(self, staff: Staff, ticket: Ticket, tool: str) -> bool:
         """Effects of a finished tool action; True when the ticket left the staff member's hands."""
         w, agent = self.weights, staff.name
@@ -526,11 +562,7 @@ class ContactCenter:
         message, ticket.said = ticket.said, None
         grade = self.customers.grade(ticket, message, resolved)
         self.rewards.add("response", w.response_quality * grade.score, agent)
-        mood = self.customers.mood_on_leaving(ticket)
-        if ticket.counted:
-            self.kpis.graded(ticket, grade.score)
-            if mood is not None:
-                self.kpis.left(ticket, *mood)
+        mood = self.customers.mood_on_leaving(ticket) if self.moods else None
         if self.transcript is not None:
             self.transcript.append(("reply_grade", agent, ticket, {
                 "message": message, "resolved": resolved, "score": grade.score,
@@ -545,7 +577,7 @@ class ContactCenter:
         if not on_time:
             self.rewards.add("sla_breach", w.sla_breach, agent)
         if ticket.counted:
-            self.kpis.closed(ticket, resolved, on_time)
+            self.kpis.closed(ticket, resolved, on_time, grade.score, mood)
         if self.log is not None:
             self.log.write(ticket, "resolved" if resolved else "closed_unresolved", now)
 

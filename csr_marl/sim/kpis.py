@@ -64,6 +64,7 @@ class KpiAccumulator:
         # The customer's mood when the contact left (closed or abandoned), and the replies' grades.
         self.mood = {"left": 0, "sentiment_sum": 0.0, "upset": 0}
         self.replies = {"graded": 0, "score_sum": 0.0}
+        self._offered, self._reopened, self._queued = (self.counts[n] for n in ("offered", "reopened", "queued"))
 
     # --- events -----------------------------------------------------------------------------------
     def count(self, name: str, ticket: Ticket) -> None:
@@ -78,14 +79,23 @@ class KpiAccumulator:
             mood["sentiment_sum"] += sentiment
             mood["upset"] += upset
 
-    def graded(self, ticket: Ticket, score: float) -> None:
-        """A reply that closed a contact was graded ``score`` (0.0-0.5)."""
+    def arrived(self, ticket: Ticket) -> None:
+        """A contact arrived (offered; a returning customer's contact is also a reopening)."""
         if ticket.counted:
-            self.replies["graded"] += 1
-            self.replies["score_sum"] += score
+            cell = ticket.cell
+            self._offered[cell] += 1
+            if ticket.contact:
+                self._reopened[cell] += 1
 
-    def closed(self, ticket: Ticket, resolved: bool, on_time: bool) -> None:
-        """A counted contact was closed by a response (resolved or not)."""
+    def closed(self, ticket: Ticket, resolved: bool, on_time: bool, score: float,
+               mood: tuple[float, bool] | None) -> None:
+        """A counted contact was closed by a reply graded ``score`` (0.0-0.5), resolved or not, with
+        the customer in ``mood`` (sentiment, upset) as they left, or None when moods are off."""
+        replies = self.replies
+        replies["graded"] += 1
+        replies["score_sum"] += score
+        if mood is not None:
+            self.left(ticket, *mood)
         cell, c = ticket.cell, self.counts
         c["resolved" if resolved else "closed_unresolved"][cell] += 1
         c["sla_met" if on_time else "sla_breached"][cell] += 1
@@ -93,11 +103,6 @@ class KpiAccumulator:
             c["first_contact_closed"][cell] += 1
             if resolved:
                 c["first_contact_resolved"][cell] += 1
-
-    def answered(self, ticket: Ticket, wait: float) -> None:
-        """The contact's first answer by anybody (first response), ``wait`` after its arrival."""
-        if ticket.counted:
-            self._answer(self.first_response, wait)
 
     def _answer(self, stats: list[float], wait: float) -> None:
         stats[_ANSWERED] += 1
@@ -108,23 +113,30 @@ class KpiAccumulator:
     def queue_entered(self, queue: str, ticket: Ticket) -> None:
         """The contact entered ``queue``; only its first visit counts."""
         bit = _ENTERED[queue]
-        if ticket.queue_marks & bit:
+        marks = ticket.queue_marks
+        if marks & bit:
             return
-        ticket.queue_marks |= bit  # only a contact's first visit of each queue counts
+        ticket.queue_marks = marks | bit  # only a contact's first visit of each queue counts
         if not ticket.counted:
             return
         self.per_queue[queue][_OFFERED] += 1
         if queue == self.headline_queue:
-            self.counts["queued"][ticket.cell] += 1
+            self._queued[ticket.cell] += 1
 
-    def queue_answered(self, queue: str, ticket: Ticket, wait: float) -> None:
-        """A member of the queue's role took the contact after ``wait`` minutes (first visit only)."""
+    def taken(self, queue: str, ticket: Ticket, wait: float, first_wait: float | None) -> None:
+        """A member of the queue's role took the contact after ``wait`` minutes in ``queue`` (first
+        visit only); ``first_wait`` is the wait since arrival when this is its first answer by
+        anybody (first response), None when somebody answered it before."""
         bit = _TAKEN[queue]
-        if ticket.queue_marks & bit:
-            return
-        ticket.queue_marks |= bit
+        marks = ticket.queue_marks
         if not ticket.counted:
+            ticket.queue_marks = marks | bit
             return
+        if first_wait is not None:
+            self._answer(self.first_response, first_wait)
+        if marks & bit:
+            return
+        ticket.queue_marks = marks | bit
         self._answer(self.per_queue[queue], wait)
         if queue != self.headline_queue:
             return

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Generator
 
 import simpy
 
-from .decisions import ASKED, Phase, decode_triage
+from .decisions import ASKED, ROLE_TOOLS, Decision, Phase, decode_triage
 from .queues import TicketQueue
 from .tickets import Ticket
 
@@ -24,7 +24,7 @@ class Staff:
     """One agent slot: ``triage_0``, ``resolver_3``, ``escalation_0``..."""
 
     __slots__ = ("name", "role", "index", "queue", "ticket", "on_duty", "wake", "busy_since",
-                 "last_decision", "activity")
+                 "last_decision", "activity", "decision")
 
     def __init__(self, role: str, index: int, queue: TicketQueue, on_duty: bool) -> None:
         self.name = f"{role}_{index}"
@@ -37,6 +37,7 @@ class Staff:
         self.busy_since = 0.0
         self.last_decision = 0.0
         self.activity = "idle"  # what the floor shows: idle, off shift, a tool name
+        self.decision: Decision | None = None  # reused by the inline policy (ContactCenter.ask)
 
     def __repr__(self) -> str:
         return f"Staff({self.name}, {self.activity})"
@@ -47,62 +48,63 @@ PICK_ACTIONS = [list(range(k)) for k in range(65)]  # legal pick actions for k v
 
 
 def staff_process(center: "ContactCenter", staff: Staff) -> Process:
+    """The staff member's whole working life as one generator (one frame per resumption): wait for
+    work, take a ticket, then triage it or work it tool by tool until it leaves their hands."""
     env = center.env
     queue = staff.queue
+    role = staff.role
+    triage = role == "triage"
+    at_desk = role == "escalation"
+    tools = ROLE_TOOLS[role]
+    first_tool = center.queue_slots  # action index of the role's first tool
+    ask, timeout = center.ask, env.timeout
+    idle = center.idle[role]
+    pick_legal = PICK_ACTIONS
+    may_abandon = center.may_abandon
     while True:
         while True:  # wait until on shift with a ticket waiting
             if staff.on_duty:
-                if queue.next_deadline() <= env.now:
+                if may_abandon and queue.next_deadline() <= env.now:
                     center.expire(queue)
                 if queue.size:
                     break
-                center.idle[staff.role].append(staff)
+                idle.append(staff)
                 staff.activity = "idle"
             else:
                 staff.activity = "off shift"
             staff.wake = env.event()
             yield staff.wake
             staff.wake = None
-        if staff.role == "triage":
+        if triage:
             ticket = queue.head()
             assert ticket is not None
             center.start_service(staff, ticket)
-            yield from _triage(center, staff, ticket)
+            action = ask(staff, Phase.TRIAGE, center.legal_triage, ticket=ticket)
+            if action is ASKED:
+                action = yield center.answer_event
+            category, priority, route = decode_triage(action)  # type: ignore[arg-type]
+            center.score_triage(staff, ticket, category, priority, route)
+            staff.activity = "triaging"
+            yield timeout(center.triage_time())
+            center.route_after_triage(ticket, category, priority, route)
         else:
             slots = queue.visible(center.queue_slots)
-            ticket = center.ask(staff, Phase.PICK, PICK_ACTIONS[len(slots)], slots=slots)
+            ticket = ask(staff, Phase.PICK, pick_legal[len(slots)], slots=slots)
             if ticket is ASKED:
                 ticket = yield center.answer_event
             if ticket is None:  # decision epochs: the pick was withdrawn (queue emptied, or off shift)
                 continue
-            yield from _work(center, staff, ticket)  # type: ignore[arg-type]
+            while True:  # work the ticket, one tool at a time, until it leaves the staff member's hands
+                action = ask(staff, Phase.WORK, center.legal_work(role, ticket), ticket=ticket)
+                if action is ASKED:
+                    action = yield center.answer_event
+                tool = tools[action - first_tool]  # type: ignore[operator]
+                staff.activity = tool
+                yield timeout(center.tool_time(tool, at_desk))
+                ticket.actions += 1
+                if center.apply_tool(staff, ticket, tool):
+                    break
         center.end_service(staff)
-
-
-def _triage(center: "ContactCenter", staff: Staff, ticket: Ticket) -> Process:
-    action = center.ask(staff, Phase.TRIAGE, center.legal_triage, ticket=ticket)
-    if action is ASKED:
-        action = yield center.answer_event
-    category, priority, route = decode_triage(action)  # type: ignore[arg-type]
-    center.score_triage(staff, ticket, category, priority, route)
-    staff.activity = "triaging"
-    yield center.env.timeout(center.triage_time())
-    center.route_after_triage(ticket, category, priority, route)
-
-
-def _work(center: "ContactCenter", staff: Staff, ticket: Ticket) -> Process:
-    at_desk = staff.role == "escalation"
-    while True:
-        legal = center.legal_work(staff.role, ticket)
-        action = center.ask(staff, Phase.WORK, legal, ticket=ticket)
-        if action is ASKED:
-            action = yield center.answer_event
-        tool = center.tool_of(staff.role, action)  # type: ignore[arg-type]
-        staff.activity = tool
-        yield center.env.timeout(center.tool_time(tool, at_desk))
-        ticket.actions += 1
-        if center.apply_tool(staff, ticket, tool):
-            return
 
 
 def shift_process(center: "ContactCenter") -> Process:

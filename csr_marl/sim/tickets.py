@@ -120,6 +120,11 @@ class TicketFactory:
             for i, t in enumerate(self._templates)
             for j, c in enumerate(t.cases)
         }
+        # per template, per case: (case, requirement, facts), what a ticket of that issue hides
+        self._issues = [
+            [(case, self._requirements[(i, j)], case.facts) for j, case in enumerate(t.cases)]
+            for i, t in enumerate(self._templates)
+        ]
         tiers = [t for t in TIERS if scenario.customers.tier_mix.get(t, 0.0) > 0]
         self._tiers = tiers
         self._tier_cdf = cumulative([scenario.customers.tier_mix[t] for t in tiers])
@@ -152,9 +157,7 @@ class TicketFactory:
         self._next_id += 1
         ticket.contact = 0
         ticket.template = template
-        ticket.case = case = cases[ci]
-        ticket.requirement = self._requirements[(ti, ci)]
-        ticket.facts = case.facts  # read-only: the hidden truth
+        ticket.case, ticket.requirement, ticket.facts = self._issues[ti][ci]  # the hidden truth
         tiers = self._tiers
         ticket.tier = tier = tiers[u.choice(self._tier_cdf)] if len(tiers) > 1 else tiers[0]
         variants = self._variants[ti]
