@@ -53,7 +53,7 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
         driver = self._driver
         if driver.center is None:
             self._require_reset()
-        return driver.observation(agent, driver.mask(agent, False))
+        return driver.observation(agent, None if driver.flat else driver.mask(agent, False))
 
     def _select(self) -> None:
         """Point at the agent whose decision is due; at the end, everyone is done at once."""

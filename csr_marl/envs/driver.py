@@ -150,8 +150,9 @@ class CenterDriver:
         """
         decision, center = self.decision, self.center
         assert decision is not None and center is not None
-        index, illegal = self._checked(decision, int(action))
-        self.account.turn(decision.agent)
+        index = int(action)
+        index, illegal = (index, False) if index in decision.legal else self._checked(decision, index)
+        self.account.turn(decision.staff.name)
         self._answer(decision, index, illegal, text)
         self._set_decision(center.next_decision())
         self.account.add(center.rewards.drain())
@@ -222,8 +223,9 @@ class CenterDriver:
             )
         return cached[1]
 
-    def observation(self, agent: str, mask: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
-        """The agent's observation: the vector, with its mask unless observations are flat."""
+    def observation(self, agent: str, mask: np.ndarray | None) -> dict[str, np.ndarray] | np.ndarray:
+        """The agent's observation: the vector, with its mask unless observations are flat (then
+        ``mask`` may be None)."""
         assert self.center is not None
         vector = self.encoder.observe(self.center, self.staff[agent], self.due.get(agent))
         return vector if self.flat else {"observation": vector, "action_mask": mask}

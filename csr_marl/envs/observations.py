@@ -43,6 +43,7 @@ _PHASE = {p: i for i, p in enumerate(PHASES)}
 _WORK_TOOL = {t: i for i, t in enumerate(WORK_TOOLS)}
 _MASK_CACHE_LIMIT = 4096
 _FLOAT32 = struct.Struct("f")
+_F32 = np.dtype(np.float32)
 _SIX = struct.Struct("6f")
 QUESTION_SCALE = 3.0  # questions asked map to min(n / 3, 1)
 _ONE = _FLOAT32.pack(1.0)
@@ -71,7 +72,7 @@ def zeros(n: int) -> bytes:
 
 def as_vector(parts: Sequence[bytes]) -> np.ndarray:
     """A fresh, writable float32 vector of the concatenated blocks."""
-    return np.frombuffer(bytearray().join(parts), np.float32)
+    return np.frombuffer(bytearray().join(parts), _F32)
 
 
 class TicketFeatures(np.ndarray):
@@ -300,8 +301,11 @@ class ObservationEncoder:
         revealed, done = ticket.revealed, ticket.done
         if features.dynamic_key != (len(revealed), len(done)):
             self._facts_and_steps(features, revealed, done)
-        age = max(0.0, now - ticket.arrival)  # float sums may leave -1e-17
+        age = now - ticket.arrival
+        if not age > 0.0:  # max(0.0, age): float sums may leave -1e-17
+            age = 0.0
         budget = ticket.actions / self.max_actions
+        questions = len(ticket.questions) / QUESTION_SCALE
         parts += (
             features.head,
             self._assigned[ticket.assigned_category][ticket.assigned_priority],
@@ -311,7 +315,7 @@ class ObservationEncoder:
                 1.0 if ticket.escalated else 0.0,
                 1.0 if budget > 1.0 else budget,  # min(budget, 1.0)
                 0.5 + 0.5 * ticket.sentiment,  # customer_sentiment: 0 furious, 0.5 neutral, 1 pleased
-                min(len(ticket.questions) / QUESTION_SCALE, 1.0),  # questions_asked
+                questions if questions <= 1.0 else 1.0,  # questions_asked = min(questions, 1.0)
             ),
             features.dynamic,
         )
@@ -347,7 +351,9 @@ class ObservationEncoder:
         head, tail = self._slot_head, self._slot_tail
         args: list[bytes | float] = []
         for ticket in tickets:
-            age = max(0.0, now - ticket.arrival)
+            age = now - ticket.arrival
+            if not age > 0.0:  # max(0.0, age): float sums may leave -1e-17
+                age = 0.0
             args += (head[ticket.assigned_priority][ticket.tier], age / (age + AGE_SCALE_MINUTES),
                      tail[ticket.assigned_category])
         return self._slot_packs[len(tickets)](*args)
