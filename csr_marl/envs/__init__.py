@@ -243,6 +243,8 @@ A built-in policy answers the core's pending decision; with the same seed it giv
   gains `customer_sentiment` and `questions_asked` (uniform observation 181, was 179); the reward
   component `response` grades every reply; customers' sentiment feeds patience and reopening
   (`customers.sentiment`, off in the validation presets). Gymnasium tasks are `-v1` for the same spaces.
+  Later in v2 (same spaces, observations, rewards and infos, to the bit): `env()` makes PettingZoo's
+  order and bounds checks in one layer (`CheckedAEC`) instead of two wrappers.
 """
 
 from __future__ import annotations
