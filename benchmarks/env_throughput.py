@@ -6,13 +6,20 @@ the cost of one AEC step changes from 4 agents with 10 tickets waiting to 200 ag
 
     python benchmarks/env_throughput.py                 # 40,000 agent-steps per contender
     python benchmarks/env_throughput.py --steps 10000   # quicker
+    python benchmarks/env_throughput.py --profile       # + where an AEC step's time goes (cProfile)
 
 Contenders are measured in turn, three rounds by default, and each keeps its best round: on a shared
 machine other processes only ever slow a measurement down, and this way every contender gets the
 same chances.
 
-Targets (issue 3): AEC agent-steps/s >= 0.35x the bare-SimPy customers/s; the per-step cost at 200
-agents with 5,000 tickets waiting within 1.5x the per-step cost at 4 agents with 10 waiting.
+Targets (issue 12): AEC `raw_env` agent-steps/s >= 0.35x the bare-SimPy customers/s, `env()` (with
+PettingZoo's checking wrappers) >= 0.25x; the per-step cost at 200 agents with 5,000 tickets waiting
+within 1.2x the per-step cost at 4 agents with 10 waiting. The script prints each as met or missed.
+The core alone (the same policy answering `ContactCenter` directly) is the ceiling for any env.
+
+`--profile` then runs the AEC loop (raw and wrapped) under cProfile and prints, as markdown tables,
+the share of an AEC step's time by layer (the core, the env, PettingZoo's wrappers, the benchmark's
+own loop and policy; built-in calls are charged to their callers) and by function (own time).
 
 The scale test: resolvers only, Poisson arrivals at about 2.5x what a random team can serve and
 nobody abandons, so the resolver queue grows steadily; only the steps taken while between W and
@@ -22,7 +29,9 @@ nobody abandons, so the resolver queue grows steadily; only the steps taken whil
 from __future__ import annotations
 
 import argparse
+import cProfile
 import platform
+import pstats
 import time
 from collections.abc import Callable
 
@@ -58,8 +67,8 @@ class RandomMasked:
         return legal[int(self.draws.pop() * len(legal))]
 
 
-def aec_run(make: Callable[..., object], scenario: str, steps: int) -> tuple[float, float]:
-    """Whole episodes until `steps` agent-steps; returns (agent-steps/s, tickets/s)."""
+def aec_run(make: Callable[..., object], scenario: str, steps: int) -> tuple[float, float, int]:
+    """Whole episodes until `steps` agent-steps; returns (agent-steps/s, tickets/s, agent-steps)."""
     env = make(scenario)
     done_steps = tickets = seed = 0
     elapsed = 0.0
@@ -77,7 +86,7 @@ def aec_run(make: Callable[..., object], scenario: str, steps: int) -> tuple[flo
         elapsed += time.perf_counter() - start
         tickets += env.unwrapped.center.flow["arrived"]
         seed += 1
-    return done_steps / elapsed, tickets / elapsed
+    return done_steps / elapsed, tickets / elapsed, done_steps
 
 
 def parallel_run(scenario: str, steps: int) -> tuple[float, float, float]:
@@ -149,6 +158,74 @@ def step_cost(agents: int, waiting: int, steps: int) -> tuple[float, float]:
     return elapsed / timed, queue_sum / timed
 
 
+def verdict(value: float, target: float, at_least: bool) -> str:
+    met = value >= target if at_least else value <= target
+    return f"(target {'>=' if at_least else '<='} {target}x: {'met' if met else 'MISSED'})"
+
+
+# --- profile: where an AEC step's time goes ---------------------------------------------------------
+LAYERS = (  # (layer, path fragments of its source files), first match wins
+    ("core (csr_marl.sim, SimPy)", ("csr_marl/sim/", "/simpy/")),
+    ("env (csr_marl.envs)", ("csr_marl/envs/",)),
+    ("PettingZoo / Gymnasium wrappers", ("/pettingzoo/", "/gymnasium/")),
+    ("benchmark loop and policy", ("env_throughput.py",)),
+    ("numpy (Python side)", ("/numpy/",)),
+)
+Func = tuple[str, int, str]
+
+
+def layer_of(func: Func) -> str | None:
+    """The layer of a Python function; None for a built-in (charged to its callers)."""
+    filename = func[0].replace("\\", "/")
+    if filename == "~":
+        return None
+    return next((name for name, parts in LAYERS if any(p in filename for p in parts)), "other")
+
+
+def func_name(func: Func) -> str:
+    filename, line, name = func
+    if filename == "~":
+        return name
+    for marker in ("csr_marl/", "site-packages/", "benchmarks/"):
+        if marker in filename:
+            filename = filename[filename.index(marker):].replace("site-packages/", "")
+            break
+    return f"{filename}:{line}({name})"
+
+
+def profile_shares(make: Callable[..., object], scenario: str, steps: int, top: int) -> str:
+    """cProfile over whole AEC episodes: markdown tables of time shares by layer and by function."""
+    aec_run(make, scenario, 500)  # warm caches outside the profile
+    profiler = cProfile.Profile()
+    profiler.enable()
+    rate, _, steps = aec_run(make, scenario, steps)
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats  # func -> (calls, ncalls, own time, cumulative, callers)
+    total = sum(own for _, _, own, _, _ in stats.values())
+    layers: dict[str, float] = {}
+    for func, (_, _, own, _, callers) in stats.items():
+        layer = layer_of(func)
+        if layer is not None:
+            layers[layer] = layers.get(layer, 0.0) + own
+            continue
+        for caller, (_, _, spent, _) in callers.items():  # a built-in: charged to who called it
+            charged = layer_of(caller) or "other"
+            layers[charged] = layers.get(charged, 0.0) + spent
+    lines = [
+        f"{steps:,} agent-steps under cProfile: {rate:,.0f} agent-steps/s (profiled; about 2-3x slower than without)",
+        "",
+        "| layer | share of step time |",
+        "|---|---|",
+    ]
+    lines += [f"| {name} | {t / total:6.1%} |" for name, t in sorted(layers.items(), key=lambda kv: -kv[1])]
+    lines += ["", "| function (own time) | layer | calls per step | share |", "|---|---|---|---|"]
+    ranked = sorted(stats.items(), key=lambda kv: -kv[1][2])[:top]
+    for func, (_, calls, own, _, _) in ranked:
+        layer = layer_of(func) or "built-in"
+        lines.append(f"| `{func_name(func)}` | {layer.split(' (')[0]} | {calls / steps:.2f} | {own / total:6.1%} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=40_000, help="agent-steps per contender, over all rounds")
@@ -158,6 +235,11 @@ def main() -> None:
         "(other processes on the machine can only slow a round down)",
     )
     parser.add_argument("--scenario", default="standard_day")
+    parser.add_argument(
+        "--profile", action="store_true",
+        help="also profile the AEC loop, raw and wrapped, and print function-level time shares",
+    )
+    parser.add_argument("--top", type=int, default=25, help="functions listed per profile")
     args = parser.parse_args()
     n, scenario, rounds = args.steps, args.scenario, max(1, args.rounds)
     print(f"csr_marl {csr_marl.__version__} · simpy {simpy.__version__} · Python {platform.python_version()} · {platform.machine()}")
@@ -175,8 +257,8 @@ def main() -> None:
             rates = measure()
             best[name] = max(best.get(name, rates), rates)  # by the first rate
     (simpy_rate,), (core,) = best["simpy"], best["core"]
-    wrapped, wrapped_tickets = best["wrapped"]
-    raw, raw_tickets = best["raw"]
+    wrapped, wrapped_tickets, _ = best["wrapped"]
+    raw, raw_tickets, _ = best["raw"]
     decisions, parallel_agent_steps, parallel_tickets = best["parallel"]
     print(f"best of {rounds} interleaved rounds of {per_round:,} agent-steps")
     print(f"bare SimPy M/M/c                {simpy_rate:>10,.0f} customers/s")
@@ -187,14 +269,22 @@ def main() -> None:
         f"parallel csr_marl.parallel_env  {parallel_agent_steps:>10,.0f} agent-steps/s  {parallel_tickets:>8,.0f} tickets/s"
         f"  ({decisions:,.0f} decisions/s)"
     )
-    print(f"AEC raw_env / bare SimPy  = {raw / simpy_rate:5.2f}x   (target >= 0.35x)")
-    print(f"AEC env() / bare SimPy    = {wrapped / simpy_rate:5.2f}x   (with PettingZoo's checking wrappers)")
+    print(f"AEC raw_env / bare SimPy  = {raw / simpy_rate:5.2f}x   {verdict(raw / simpy_rate, 0.35, True)}")
+    print(f"AEC env() / bare SimPy    = {wrapped / simpy_rate:5.2f}x   {verdict(wrapped / simpy_rate, 0.25, True)}")
     print(f"core alone / bare SimPy   = {core / simpy_rate:5.2f}x   (the ceiling for any env over this core)")
+    print(
+        f"per AEC step: raw {1e6 / raw:.1f} us, wrapped {1e6 / wrapped:.1f} us, core alone {1e6 / core:.1f} us "
+        f"-> env overhead raw {1e6 / raw - 1e6 / core:.1f} us, wrapped {1e6 / wrapped - 1e6 / core:.1f} us"
+    )
     small, small_queue = step_cost(4, 10, n // 4)
     large, large_queue = step_cost(200, 5000, n // 4)
     print(f"AEC step, 4 agents, {small_queue:,.0f} waiting     {small * 1e6:7.1f} us")
     print(f"AEC step, 200 agents, {large_queue:,.0f} waiting {large * 1e6:7.1f} us")
-    print(f"ratio = {large / small:5.2f}x   (target <= 1.5x)")
+    print(f"ratio = {large / small:5.2f}x   {verdict(large / small, 1.2, False)}")
+    if args.profile:
+        for title, make in (("raw_env", csr_marl.raw_env), ("env() (wrapped)", csr_marl.env)):
+            print(f"\n### Profile: AEC {title}, {scenario}\n")
+            print(profile_shares(make, scenario, max(1, n // 2), args.top))
 
 
 if __name__ == "__main__":

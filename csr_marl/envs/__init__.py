@@ -171,7 +171,10 @@ max_cycles=None)`; `parallel_env` takes the same but `turns`.
 * `max_cycles`: truncate every agent after that many decision epochs (parallel steps, or cycles of
   turns); `None`: run to the horizon.
 
-`env()` wraps `raw_env()` in PettingZoo's `AssertOutOfBoundsWrapper` and `OrderEnforcingWrapper`.
+`env()` wraps `raw_env()` in `csr_marl.envs.checked.CheckedAEC`: an `OrderEnforcingWrapper` that also
+makes `AssertOutOfBoundsWrapper`'s check, the checks and errors of PettingZoo's two standard wrappers in
+one layer whose AEC loop calls (`agent_iter`, `last`, `step`) reach the environment directly (the two
+layers' attribute chains cost more per step than the observation).
 
 ## Why these defaults
 
@@ -240,6 +243,8 @@ A built-in policy answers the core's pending decision; with the same seed it giv
   gains `customer_sentiment` and `questions_asked` (uniform observation 181, was 179); the reward
   component `response` grades every reply; customers' sentiment feeds patience and reopening
   (`customers.sentiment`, off in the validation presets). Gymnasium tasks are `-v1` for the same spaces.
+  Later in v2 (same spaces, observations, rewards and infos, to the bit): `env()` makes PettingZoo's
+  order and bounds checks in one layer (`CheckedAEC`) instead of two wrappers.
 """
 
 from __future__ import annotations
@@ -252,6 +257,7 @@ from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 
 from ..sim.rewards import COMPONENTS as REWARD_COMPONENTS
 from .aec import ContactCenterAEC
+from .checked import CheckedAEC
 from .common import DEFAULT_DECISION_INTERVAL, METADATA, ScenarioLike
 from .parallel import ContactCenterParallel
 from .tasks import TASKS, CenterTaskEnv, register_tasks
@@ -294,10 +300,10 @@ def env(
     render_mode: str | None = None,
     **options: Any,
 ) -> wrappers.OrderEnforcingWrapper:
-    """The AEC environment in PettingZoo's standard checking wrappers (arguments as :func:`raw_env`)."""
-    aec: Any = raw_env(scenario, seed, render_mode, **options)
-    aec = wrappers.AssertOutOfBoundsWrapper(aec)
-    return wrappers.OrderEnforcingWrapper(aec)
+    """The AEC environment with PettingZoo's standard checks (``OrderEnforcingWrapper`` and
+    ``AssertOutOfBoundsWrapper``'s, in one layer: :class:`~csr_marl.envs.checked.CheckedAEC`);
+    arguments as :func:`raw_env`."""
+    return CheckedAEC(raw_env(scenario, seed, render_mode, **options))
 
 
 def _register() -> None:
@@ -323,6 +329,7 @@ __all__ = [
     "TASKS",
     "TURNS",
     "CenterTaskEnv",
+    "CheckedAEC",
     "ContactCenterAEC",
     "ContactCenterParallel",
     "env",

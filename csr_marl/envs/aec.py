@@ -21,14 +21,16 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
         self.agents = self.possible_agents.copy()
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.rewards = AgentView(self.agents, driver.account.last_step)
-        self._cumulative_rewards = AgentView(self.agents, driver.account.since_turn)
-        self.infos = AgentView(self.agents, self._info)
+        self.rewards = AgentView(self.agents, driver.account.last_step, driver)
+        self._cumulative_rewards = AgentView(self.agents, driver.account.since_turn, driver)
+        self.infos = AgentView(self.agents, self._info, driver)
         self._info_cache: dict[str, tuple[int, dict[str, Any]]] = {}
         self._select()
 
     def step(self, action: Any) -> None:
-        self._require_reset()
+        driver = self._driver
+        if driver.center is None:
+            self._require_reset()
         if not self.agents:
             raise RuntimeError("the episode has ended: call reset()")
         agent = self.agent_selection
@@ -36,15 +38,12 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
             self._dead_step(agent, action)
             self._history.append(None)
             return
-        driver = self._driver
-        index = as_action(agent, action)
-        driver.act(index)
+        index = action if type(action) is int else as_action(agent, action)
+        driver.act(index)  # moves the driver's version: what wrappers wrote into the views is dropped
         self._history.append(index)
-        for view in (self.rewards, self._cumulative_rewards, self.infos):
-            if isinstance(view, AgentView):  # a wrapper may have put a plain dict in its place
-                view.forget_writes()
-        if driver.decision is not None:
-            self.agent_selection = driver.decision.staff.name
+        decision = driver.decision
+        if decision is not None:
+            self.agent_selection = decision.staff.name
         else:
             self._select()
         if self.render_mode == "human":
@@ -54,7 +53,7 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
         driver = self._driver
         if driver.center is None:
             self._require_reset()
-        return driver.observation(agent, driver.mask(agent, False))
+        return driver.observation(agent, None if driver.flat else driver.mask(agent, False))
 
     def _select(self) -> None:
         """Point at the agent whose decision is due; at the end, everyone is done at once."""

@@ -56,7 +56,6 @@ class CenterDriver:
         self.layout = Layout(scenario, load_ticket_bank(scenario.tickets.bank), uniform_spaces)
         self.agents = agent_names(scenario)
         self.role_of = {agent: agent.rsplit("_", 1)[0] for agent in self.agents}
-        self._core_actions = {role: rl.core_actions for role, rl in self.layout.roles_layout.items()}
         self.encoder = ObservationEncoder(self.layout, scenario)
         self.account = RewardAccount(scenario.rewards)
         self.illegal_penalty = scenario.rewards.illegal_action
@@ -96,7 +95,7 @@ class CenterDriver:
         if epochs:
             self._next_epoch()
         else:
-            self._set_due(self.center.next_decision())
+            self._set_decision(self.center.next_decision())
 
     def _next_seed(self) -> int:
         if self._seeds is None:
@@ -125,6 +124,13 @@ class CenterDriver:
         self.encoder.invalidate()
         self.version += 1
 
+    def _set_decision(self, decision: Decision | None) -> None:
+        """:meth:`_set_due` for one decision or none (AEC turns)."""
+        self.due = {decision.agent: decision} if decision is not None else {}
+        self.decision = decision
+        self.encoder.invalidate()
+        self.version += 1
+
     def _next_epoch(self) -> None:
         """Run the core epoch by epoch until one ends with a decision due (or the episode ends)."""
         center = self.center
@@ -144,10 +150,11 @@ class CenterDriver:
         """
         decision, center = self.decision, self.center
         assert decision is not None and center is not None
-        answer = self._checked(decision, int(action))
-        self.account.turn(decision.agent)
-        self._answer(decision, *answer, text=text)
-        self._set_due(center.next_decision())
+        index = int(action)
+        index, illegal = (index, False) if index in decision.legal else self._checked(decision, index)
+        self.account.turn(decision.staff.name)
+        self._answer(decision, index, illegal, text)
+        self._set_decision(center.next_decision())
         self.account.add(center.rewards.drain())
 
     def act_epoch(self, actions: Mapping[str, int]) -> None:
@@ -178,7 +185,7 @@ class CenterDriver:
     def _checked(self, decision: Decision, index: int) -> tuple[int, bool]:
         """(the action to take, whether the agent's was illegal): ``index`` if legal, else the
         decision's fallback -- or, in strict mode, a raise before anything changes."""
-        if 0 <= index < self._core_actions[decision.role] and index in decision.legal:
+        if index in decision.legal:  # only ever core actions (0 <= index < core_actions)
             return index, False
         if self.strict:
             layout = self.layout.roles_layout[decision.role]
@@ -216,8 +223,9 @@ class CenterDriver:
             )
         return cached[1]
 
-    def observation(self, agent: str, mask: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
-        """The agent's observation: the vector, with its mask unless observations are flat."""
+    def observation(self, agent: str, mask: np.ndarray | None) -> dict[str, np.ndarray] | np.ndarray:
+        """The agent's observation: the vector, with its mask unless observations are flat (then
+        ``mask`` may be None)."""
         assert self.center is not None
         vector = self.encoder.observe(self.center, self.staff[agent], self.due.get(agent))
         return vector if self.flat else {"observation": vector, "action_mask": mask}

@@ -17,11 +17,7 @@ fresh writable array every call. Per step that is a few packs of the values that
 from __future__ import annotations
 
 import bisect
-import math
-import operator
-import re
 import struct
-import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,6 +29,7 @@ from ..sim.decisions import Decision, Phase
 from ..sim.staff import Staff
 from ..sim.tickets import Ticket
 from .layout import FLOOR_NAMES, PHASES, SLOT_WIDTH, WORK_TOOLS, Layout, RoleLayout
+from .text_hashing import TextHasher
 
 AGE_SCALE_MINUTES = 15.0  # a ticket's age maps to age / (age + 15): 0.5 after 15 minutes
 QUEUE_SCALE = 10.0  # a queue length maps to n / (n + 10)
@@ -44,16 +41,9 @@ _TIER = {t: i for i, t in enumerate(TIERS)}
 _ROLE = {r: i for i, r in enumerate(ROLES)}
 _PHASE = {p: i for i, p in enumerate(PHASES)}
 _WORK_TOOL = {t: i for i, t in enumerate(WORK_TOOLS)}
-_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9]+")
-_TOKEN_CACHE_LIMIT = 200_000
-_TEXT_CACHE_LIMIT = 16_384  # texts' features kept (about 0.6 kB each)
 _MASK_CACHE_LIMIT = 4096
-_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
-# Bytes no token holds (everything but a-z, 0-9 and the apostrophe) become spaces, digits 0.
-_SEPARATE = bytes(
-    48 if 48 <= c <= 57 else c if re.fullmatch(rb"[a-z']", bytes([c])) else 32 for c in range(256)
-)
 _FLOAT32 = struct.Struct("f")
+_F32 = np.dtype(np.float32)
 _SIX = struct.Struct("6f")
 QUESTION_SCALE = 3.0  # questions asked map to min(n / 3, 1)
 _ONE = _FLOAT32.pack(1.0)
@@ -82,73 +72,7 @@ def zeros(n: int) -> bytes:
 
 def as_vector(parts: Sequence[bytes]) -> np.ndarray:
     """A fresh, writable float32 vector of the concatenated blocks."""
-    return np.frombuffer(bytearray().join(parts), np.float32)
-
-
-class TextHasher:
-    """Signed feature hashing of a ticket's words into ``n`` features, L2-normalised (values in [-1, 1]).
-
-    Words are lower-cased; every number becomes the same token, so order ids and amounts do not
-    scatter the vector. The hash is CRC-32, stable across processes (Python's ``hash`` is salted).
-    Texts that differ only in their digits have the same features, so they are computed once.
-    """
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self._slots: dict[str, tuple[int, float]] = {}
-        self._texts: dict[bytes, tuple[float, ...]] = {}
-        # ASCII pieces: the slot of a piece that is one token, else a list of its tokens' slots
-        self._pieces: dict[bytes, tuple[int, float] | list[tuple[int, float]]] = {}
-
-    def __call__(self, text: str) -> list[float]:
-        # In UTF-8, bytes 0x30-0x39 are only ever ASCII digits, which the tokenizer treats alike.
-        key = text.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO)
-        features = self._texts.get(key)
-        if features is None:
-            if len(self._texts) >= _TEXT_CACHE_LIMIT:
-                self._texts.clear()
-            features = self._texts[key] = tuple(self._hash(text))
-        return list(features)
-
-    def _hash(self, text: str) -> list[float]:
-        slots = self._slots
-        if len(slots) >= _TOKEN_CACHE_LIMIT or len(self._pieces) >= _TOKEN_CACHE_LIMIT:
-            slots.clear()
-            self._pieces.clear()
-        counts = [0.0] * self.n
-        if text.isascii():
-            # Split at every character no token holds, with digits folded to 0 (numbers are one
-            # token): a piece's tokens are then the same as in the text, and pieces repeat.
-            pieces = self._pieces
-            for piece in text.encode("ascii").lower().translate(_SEPARATE).split():
-                slot = pieces.get(piece)
-                if slot is None:
-                    slot = pieces[piece] = self._piece(piece)
-                if type(slot) is tuple:
-                    counts[slot[0]] += slot[1]
-                else:  # several tokens
-                    for index, sign in slot:
-                        counts[index] += sign
-        else:
-            for word in _WORD.findall(text.lower()):
-                index, sign = slots.get(word) or self._slot(word)
-                counts[index] += sign
-        norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
-        # A few distinct counts (whole numbers, never -0.0): one float object per quotient.
-        quotients = {c: c / norm for c in set(counts)}
-        return [quotients[c] for c in counts]
-
-    def _piece(self, piece: bytes) -> tuple[int, float] | list[tuple[int, float]]:
-        """The slot of a piece that is one token, else the slots of its tokens."""
-        slots = self._slots
-        words = _WORD.findall(piece.decode("ascii"))
-        found = [slots.get(word) or self._slot(word) for word in words]
-        return found[0] if len(words) == 1 and len(words[0]) == len(piece) else found
-
-    def _slot(self, word: str) -> tuple[int, float]:
-        h = zlib.crc32(b"0" if word[0].isdigit() else word.encode())
-        slot = self._slots[word] = (h % self.n, 1.0 if h & 0x80000000 else -1.0)
-        return slot
+    return np.frombuffer(bytearray().join(parts), _F32)
 
 
 class TicketFeatures(np.ndarray):
@@ -377,8 +301,11 @@ class ObservationEncoder:
         revealed, done = ticket.revealed, ticket.done
         if features.dynamic_key != (len(revealed), len(done)):
             self._facts_and_steps(features, revealed, done)
-        age = max(0.0, now - ticket.arrival)  # float sums may leave -1e-17
+        age = now - ticket.arrival
+        if not age > 0.0:  # max(0.0, age): float sums may leave -1e-17
+            age = 0.0
         budget = ticket.actions / self.max_actions
+        questions = len(ticket.questions) / QUESTION_SCALE
         parts += (
             features.head,
             self._assigned[ticket.assigned_category][ticket.assigned_priority],
@@ -388,7 +315,7 @@ class ObservationEncoder:
                 1.0 if ticket.escalated else 0.0,
                 1.0 if budget > 1.0 else budget,  # min(budget, 1.0)
                 0.5 + 0.5 * ticket.sentiment,  # customer_sentiment: 0 furious, 0.5 neutral, 1 pleased
-                min(len(ticket.questions) / QUESTION_SCALE, 1.0),  # questions_asked
+                questions if questions <= 1.0 else 1.0,  # questions_asked = min(questions, 1.0)
             ),
             features.dynamic,
         )
@@ -424,7 +351,9 @@ class ObservationEncoder:
         head, tail = self._slot_head, self._slot_tail
         args: list[bytes | float] = []
         for ticket in tickets:
-            age = max(0.0, now - ticket.arrival)
+            age = now - ticket.arrival
+            if not age > 0.0:  # max(0.0, age): float sums may leave -1e-17
+                age = 0.0
             args += (head[ticket.assigned_priority][ticket.tier], age / (age + AGE_SCALE_MINUTES),
                      tail[ticket.assigned_category])
         return self._slot_packs[len(tickets)](*args)

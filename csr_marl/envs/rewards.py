@@ -43,24 +43,27 @@ class RewardAccount:
         self.pool = [0] * _N  # every agent's share, running total per component
         # The pool in reward points, float(pool[i]) * 2**-32, for the component vectors. Scaling by a
         # power of two is exact, so pool_points - mark_points is (float(pool) - float(mark)) * 2**-32
-        # to the bit.
+        # to the bit. Never changed in place (a change makes a new array), so a mark is a reference.
         self.pool_points = np.zeros(_N, np.float64)
         self.pool_sum = 0
         self.marks: dict[str, tuple[int, np.ndarray]] = {}  # pool (sum, points) at each agent's last turn
         self.own: dict[str, list[int]] = {}  # earned alone since the agent's last turn; [sum, *components]
+        self.step_own: dict[str, list[int]] = {}
         self.begin_step()
 
     def begin_step(self) -> None:
         """Start a new step: the per-step view (``rewards`` in PettingZoo) starts from zero."""
-        self.step_pool = [0] * _N
+        self.step_pool: list[int] | None = None  # what the team earned this step, once it earns anything
         self.step_pool_sum = 0
-        self.step_own: dict[str, list[int]] = {}
+        if self.step_own:
+            self.step_own = {}
         self._step_points: np.ndarray | None = None  # step_pool in points, once asked for
 
     def restart(self, agent: str) -> None:
         """``agent`` takes its turn: its reward since its last turn starts from zero."""
-        self.marks[agent] = (self.pool_sum, self.pool_points.copy())
-        self.own.pop(agent, None)
+        self.marks[agent] = (self.pool_sum, self.pool_points)
+        if self.own:
+            self.own.pop(agent, None)
 
     def turn(self, agent: str) -> None:
         """A new step in which ``agent`` takes its turn: ``begin_step`` then ``restart``."""
@@ -69,8 +72,13 @@ class RewardAccount:
 
     def add(self, entries: list[tuple[str, str | None, float]]) -> None:
         """Book the core's ledger entries (component, agent or None, value)."""
+        if not entries:
+            return
         share = self.team_share
-        pool, points, step_pool = self.pool, self.pool_points, self.step_pool
+        pool, step_pool = self.pool, self.step_pool
+        if step_pool is None:
+            step_pool = self.step_pool = [0] * _N
+        points = self.pool_points = self.pool_points.copy()  # marks keep the old one
         added = 0
         for component, agent, value in entries:
             i = _INDEX[component]
@@ -112,7 +120,7 @@ class RewardAccount:
 
     def last_step_components(self, agent: str) -> np.ndarray:
         if self._step_points is None:
-            self._step_points = _points(self.step_pool)
+            self._step_points = _points(self.step_pool or [0] * _N)
         return _plus_own(self._step_points.copy(), self.step_own.get(agent))
 
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 _MISSING = object()
+
+
+class Clock(Protocol):
+    """What moves an :class:`AgentView`'s values: ``version`` changes whenever the core moves."""
+
+    version: int
 
 
 class AgentView(dict):
@@ -20,38 +26,48 @@ class AgentView(dict):
 
     Wrappers may write, as into a plain dict (PettingZoo's ``TerminateIllegalWrapper``, SuperSuit's
     reward wrappers and ``AECEnv._accumulate_rewards`` do): a written value is what readers see until
-    the environment moves on (:meth:`forget_writes`, at its next step). Writes never reach the core's
-    books: the reward account, the KPIs and the team return are the simulation's own.
+    the environment moves on, which the ``clock`` tells (its ``version`` changes at every move of the
+    core), so a step never has to visit the views. Writes never reach the core's books: the reward
+    account, the KPIs and the team return are the simulation's own.
     """
 
-    __slots__ = ("_value", "_written")
+    __slots__ = ("_value", "_written", "_clock", "_stamp")
 
-    def __init__(self, agents: Iterable[str], value: Callable[[str], Any]) -> None:
+    def __init__(self, agents: Iterable[str], value: Callable[[str], Any], clock: Clock) -> None:
         super().__init__(dict.fromkeys(agents))
         self._value = value
+        self._clock = clock  # its ``version`` counts the environment's moves
         self._written: dict[str, Any] = {}
+        self._stamp = -1  # the clock's version when the writes were made
 
     def __getitem__(self, agent: str) -> Any:
+        if self._written:  # rare: a wrapper wrote, perhaps before the environment moved
+            value = self._written_value(agent)
+            if value is not _MISSING:
+                return value
         if agent not in self:  # dict's own __contains__
             raise KeyError(agent)
-        written = self._written.get(agent, _MISSING)
-        return self._value(agent) if written is _MISSING else written
+        return self._value(agent)
+
+    def _written_value(self, agent: str) -> Any:
+        if self._stamp != self._clock.version:  # the environment moved: values are computed again
+            self._written.clear()
+            return _MISSING
+        return self._written.get(agent, _MISSING)
 
     def get(self, agent: str, default: Any = None) -> Any:
         return self[agent] if agent in self else default
 
     def __setitem__(self, agent: str, value: Any) -> None:
         dict.__setitem__(self, agent, None)
+        if self._stamp != self._clock.version:
+            self._written.clear()
+            self._stamp = self._clock.version
         self._written[agent] = value
 
     def __delitem__(self, agent: str) -> None:
         dict.__delitem__(self, agent)
         self._written.pop(agent, None)
-
-    def forget_writes(self) -> None:
-        """The environment moved: values are computed again (what wrappers wrote is dropped)."""
-        if self._written:
-            self._written.clear()
 
     # Overriding __iter__ makes dict(view) and {**view} read values through __getitem__.
     def __iter__(self) -> Iterator[str]:

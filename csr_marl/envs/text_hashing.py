@@ -1,0 +1,83 @@
+"""Ticket text as features: signed feature hashing of its words (see :class:`TextHasher`)."""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+import zlib
+
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9]+")
+_TOKEN_CACHE_LIMIT = 200_000
+_TEXT_CACHE_LIMIT = 16_384  # texts' features kept (about 0.6 kB each)
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+# Bytes no token holds (everything but a-z, 0-9 and the apostrophe) become spaces, digits 0.
+_SEPARATE = bytes(
+    48 if 48 <= c <= 57 else c if re.fullmatch(rb"[a-z']", bytes([c])) else 32 for c in range(256)
+)
+
+
+class TextHasher:
+    """Signed feature hashing of a ticket's words into ``n`` features, L2-normalised (values in [-1, 1]).
+
+    Words are lower-cased; every number becomes the same token, so order ids and amounts do not
+    scatter the vector. The hash is CRC-32, stable across processes (Python's ``hash`` is salted).
+    Texts that differ only in their digits have the same features, so they are computed once.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self._slots: dict[str, tuple[int, float]] = {}
+        self._texts: dict[bytes, tuple[float, ...]] = {}
+        # ASCII pieces: the slot of a piece that is one token, else a list of its tokens' slots
+        self._pieces: dict[bytes, tuple[int, float] | list[tuple[int, float]]] = {}
+
+    def __call__(self, text: str) -> list[float]:
+        # In UTF-8, bytes 0x30-0x39 are only ever ASCII digits, which the tokenizer treats alike.
+        key = text.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO)
+        features = self._texts.get(key)
+        if features is None:
+            if len(self._texts) >= _TEXT_CACHE_LIMIT:
+                self._texts.clear()
+            features = self._texts[key] = tuple(self._hash(text))
+        return list(features)
+
+    def _hash(self, text: str) -> list[float]:
+        slots = self._slots
+        if len(slots) >= _TOKEN_CACHE_LIMIT or len(self._pieces) >= _TOKEN_CACHE_LIMIT:
+            slots.clear()
+            self._pieces.clear()
+        counts = [0.0] * self.n
+        if text.isascii():
+            # Split at every character no token holds, with digits folded to 0 (numbers are one
+            # token): a piece's tokens are then the same as in the text, and pieces repeat.
+            pieces = self._pieces
+            for piece in text.encode("ascii").lower().translate(_SEPARATE).split():
+                slot = pieces.get(piece)
+                if slot is None:
+                    slot = pieces[piece] = self._piece(piece)
+                if type(slot) is tuple:
+                    counts[slot[0]] += slot[1]
+                else:  # several tokens
+                    for index, sign in slot:
+                        counts[index] += sign
+        else:
+            for word in _WORD.findall(text.lower()):
+                index, sign = slots.get(word) or self._slot(word)
+                counts[index] += sign
+        norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
+        # A few distinct counts (whole numbers, never -0.0): one float object per quotient.
+        quotients = {c: c / norm for c in set(counts)}
+        return [quotients[c] for c in counts]
+
+    def _piece(self, piece: bytes) -> tuple[int, float] | list[tuple[int, float]]:
+        """The slot of a piece that is one token, else the slots of its tokens."""
+        slots = self._slots
+        words = _WORD.findall(piece.decode("ascii"))
+        found = [slots.get(word) or self._slot(word) for word in words]
+        return found[0] if len(words) == 1 and len(words[0]) == len(piece) else found
+
+    def _slot(self, word: str) -> tuple[int, float]:
+        h = zlib.crc32(b"0" if word[0].isdigit() else word.encode())
+        slot = self._slots[word] = (h % self.n, 1.0 if h & 0x80000000 else -1.0)
+        return slot
