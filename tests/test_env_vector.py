@@ -205,7 +205,8 @@ def test_an_exception_in_a_copy_is_one_clear_error(monkeypatch):
     envs = TaskVectorEnv("Classify-v1", num_envs=4, workers=2, overrides=TINY, context="fork")
     _, infos = envs.reset(seed=0)
     processes = list(envs._rollout.pool.processes)
-    with pytest.raises(WorkerError, match=r"(?s)copy 0 in worker 0 \(copies 0-1\) failed during step.*ZeroDivisionError: the copy broke.*1 more worker"):
+    expected = r"(?s)copy 0 in worker 0 \(copies 0-1\) failed during step.*ZeroDivisionError: the copy broke.*1 more worker"
+    with pytest.raises(WorkerError, match=expected):
         envs.step(legal(np.random.default_rng(0), infos["action_mask"]))
     assert all(not process.is_alive() for process in processes)  # the pool is shut down
     with pytest.raises(RuntimeError, match="closed"):

@@ -74,7 +74,7 @@ INFO_KEYS = ("action_mask", "decision_due", "sim_time", "time_since_last_decisio
 __all__ = ["INFO_KEYS", "ParallelVectorEnv", "TaskVectorEnv", "WorkerError"]
 
 
-def _fields(agents: tuple[int, ...], observation: tuple[int, ...], n_actions: int) -> dict[str, Field]:
+def copy_fields(agents: tuple[int, ...], observation: tuple[int, ...], n_actions: int) -> dict[str, Field]:
     """The shared buffer's per-copy fields; ``agents`` is ``()`` for a single-agent task, ``(n,)`` otherwise."""
     info = {
         "action_mask": Field((*agents, n_actions), np.int8),
@@ -121,7 +121,9 @@ class _CopyBase:
         self._write(arrays, index, "", observation, info)
 
     @staticmethod
-    def _write(arrays: Mapping[str, np.ndarray], index: int, prefix: str, observation: Any, info: Mapping[str, Any]) -> None:
+    def _write(
+        arrays: Mapping[str, np.ndarray], index: int, prefix: str, observation: Any, info: Mapping[str, Any]
+    ) -> None:
         arrays[prefix + "obs"][index] = observation
         for key in INFO_KEYS:
             arrays[prefix + key][index] = info[key]
@@ -175,10 +177,22 @@ class _ParallelCopy(_CopyBase):
         self.env.close()
 
 
-class _Rollout:
-    """The parent's side: copies' seeds and actions in, batched results and Gymnasium-style infos out."""
+class Rollout:
+    """The parent's side: copies' seeds and actions in, batched results and Gymnasium-style infos out.
 
-    def __init__(self, make_copy: Any, num_envs: int, workers: int, fields: Mapping[str, Field], n_actions: int, context: str | None) -> None:
+    Both front-ends wrap one; ``benchmarks/vector_scaling.py`` times one over copies that do nothing
+    (the per-message cost of a vector step).
+    """
+
+    def __init__(
+        self,
+        make_copy: Any,
+        num_envs: int,
+        workers: int,
+        fields: Mapping[str, Field],
+        n_actions: int,
+        context: str | None,
+    ) -> None:
         self.num_envs = num_envs
         self.n_actions = n_actions
         self.pool = WorkerPool(make_copy, num_envs, workers, fields, context)
@@ -248,7 +262,15 @@ class TaskVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
-    def __init__(self, task: str = "Resolver-v1", num_envs: int = 8, workers: int = 2, *, context: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        task: str = "Resolver-v1",
+        num_envs: int = 8,
+        workers: int = 2,
+        *,
+        context: str | None = None,
+        **options: Any,
+    ) -> None:
         name = task.removeprefix("csr_marl/")
         if name not in TASKS:
             raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
@@ -262,11 +284,13 @@ class TaskVectorEnv(VectorEnv):
         self.observation_space = batch_space(probe.observation_space, num_envs)
         self.action_space = batch_space(probe.action_space, num_envs)
         n_actions = int(probe.action_space.n)
-        fields = _fields((), probe.observation_space.shape, n_actions)
-        self._rollout = _Rollout(functools.partial(_TaskCopy, kwargs), num_envs, workers, fields, n_actions, context)
+        fields = copy_fields((), probe.observation_space.shape, n_actions)
+        self._rollout = Rollout(functools.partial(_TaskCopy, kwargs), num_envs, workers, fields, n_actions, context)
         self.workers = workers
 
-    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every copy (copy ``i`` with seed ``seed + i``); ``options`` are not used."""
         super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
         return self._rollout.reset(seed)
@@ -316,7 +340,15 @@ class ParallelVectorEnv:
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
-    def __init__(self, scenario: ScenarioLike = "standard_day", num_envs: int = 8, workers: int = 2, *, context: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        scenario: ScenarioLike = "standard_day",
+        num_envs: int = 8,
+        workers: int = 2,
+        *,
+        context: str | None = None,
+        **options: Any,
+    ) -> None:
         if options.get("flat_observations", True) is False or options.get("uniform_spaces", True) is False:
             raise ValueError("ParallelVectorEnv batches flat observations over uniform spaces: leave both options at True")
         probe = ContactCenterParallel(scenario, **options)
@@ -327,9 +359,9 @@ class ParallelVectorEnv:
         self.num_envs = num_envs
         self.workers = workers
         n_actions = int(self.single_action_space.n)
-        fields = _fields((len(self.agents),), self.single_observation_space.shape, n_actions)
+        fields = copy_fields((len(self.agents),), self.single_observation_space.shape, n_actions)
         make_copy = functools.partial(_ParallelCopy, scenario, options)
-        self._rollout = _Rollout(make_copy, num_envs, workers, fields, n_actions, context)
+        self._rollout = Rollout(make_copy, num_envs, workers, fields, n_actions, context)
 
     def reset(self, seed: int | Sequence[int] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every copy (copy ``i`` with seed ``seed + i``)."""
