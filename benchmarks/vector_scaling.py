@@ -40,6 +40,7 @@ import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -119,7 +120,10 @@ def csr_marl_vector(front_end: str, copies: int, workers: int, steps: int) -> fl
     """Env steps/s of ``copies`` copies in ``workers`` workers (``steps`` env steps in all)."""
     from csr_marl.envs.vector import ParallelVectorEnv, TaskVectorEnv
 
-    vec = TaskVectorEnv("Resolver-v1", copies, workers) if front_end == "task" else ParallelVectorEnv(num_envs=copies, workers=workers)
+    if front_end == "task":
+        vec: Any = TaskVectorEnv("Resolver-v1", copies, workers)
+    else:
+        vec = ParallelVectorEnv(num_envs=copies, workers=workers)
     rng = np.random.default_rng(0)
     _, infos = vec.reset(seed=0)
     vector_steps = max(1, steps // copies)
@@ -208,7 +212,7 @@ def expected_scaling(copies: int, best: dict[tuple[str, int], float], cost: dict
         + " |",
         "|---|---|---|---|" + "---|" * len(LARGER),
     ]
-    for front_end, name in OURS.items():
+    for name in OURS.values():
         per_vector_step = copies / best[name, 1]
         c = max(per_vector_step - s1, 0.0) / copies
         serial = s1 / per_vector_step
