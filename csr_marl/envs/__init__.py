@@ -205,6 +205,15 @@ member learns while built-in policies run the others; `action_masks()` serves sb
 `MaskablePPO`. `csr_marl.train.TianshouEnv` is Tianshou's `PettingZooEnv` with every reward credited
 to the agent that earned it (Tianshou's own credits only what an agent earned during its own turn).
 
+## Vectorised rollouts
+
+`csr_marl.envs.vector` runs N copies in worker processes for RL collection, several copies per worker
+stepped per message through shared memory: `TaskVectorEnv("Resolver-v1", num_envs=16, workers=2)` is a
+Gymnasium `VectorEnv` over a task (same-step autoreset, masks in `infos["action_mask"]` and
+`action_masks()`), `ParallelVectorEnv(num_envs=16, workers=2)` batches the parallel API as arrays of
+shape `(num_envs, n_agents, ...)`. `reset(seed=s)` seeds copy `i` with `s + i`: results do not depend
+on the number of workers. Scaling: `benchmarks/vector_scaling.py`.
+
 ## Usage
 
     import numpy as np, csr_marl
