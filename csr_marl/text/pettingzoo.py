@@ -274,16 +274,15 @@ class TextContactCenterEnv(AECEnv):
 
     def _end(self) -> None:
         """The day is over: every agent is done at once (terminated if it ended before the horizon)."""
-        driver = self.session._driver  # read-only: how the day ended
-        done = self.terminations if driver.ended_early else self.truncations
+        done = self.terminations if self.session.ended_early else self.truncations
         for agent in self.agents:
             done[agent] = True
         self.agent_selection = self.agents[0]
 
     def _update_infos(self) -> None:
         """One info dict per live agent, built once per step (``last()`` and ``infos`` agree)."""
-        driver = self.session._driver  # read-only: the clock and the reward account
-        now = driver.center.env.now if driver.center is not None else 0.0
+        session = self.session
+        now = session.now
         turn = self._turn
         infos = {}
         for agent in self.agents:
@@ -294,7 +293,7 @@ class TextContactCenterEnv(AECEnv):
                 "phase": turn.phase if due and turn is not None else None,
                 "tools": turn.tools if due and turn is not None else [],
                 "sim_time": float(now),
-                "reward_components": driver.account.since_turn_components(agent),
+                "reward_components": session.reward_components(agent),
                 **self._extras.get(agent, {}),
             }
         self.infos = infos

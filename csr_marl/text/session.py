@@ -158,6 +158,16 @@ class TextSession:
         return center.now if center is not None else 0.0
 
     @property
+    def ended_early(self) -> bool:
+        """The day ended before the horizon (every ticket of a ``max_tickets`` day closed)."""
+        return self._driver.ended_early
+
+    def reward_components(self, agent: str) -> Any:
+        """What ``agent`` earned since its last turn, per reward component (as the vector envs'
+        ``info["reward_components"]``)."""
+        return self._driver.account.since_turn_components(agent)
+
+    @property
     def center(self) -> ContactCenter:
         """The running SimPy core (clock, queues, the ledger of rewards)."""
         assert self._driver.center is not None, "call reset() first"
