@@ -184,11 +184,51 @@ class Customers(_Frozen):
         return self
 
 
+class TextNoise(_Frozen):
+    """How far the text customers write strays from the bank's clean templates (``tickets.noise``).
+
+    Real ticket streams are messy, so a keyword lookup cannot triage them perfectly. Each rate is a
+    probability in [0, 1]:
+
+    - ``typo_rate``: per word of four or more letters written by the template (never a slot value:
+      ids, amounts, names and products stay intact; nor an all-capitals word such as a code), one typo:
+      two adjacent letters swapped, a letter dropped, or a letter doubled;
+    - ``misleading_subject``: per ticket, the subject line is that of a template of *another*
+      category (from the scenario's own ``tickets.split``, so a train scenario never shows held-out
+      text), its slots filled;
+    - ``mixed_topic``: per ticket, a sentence from another category's template is appended
+      ("Also, ...", "PS ..."), again from the scenario's own split;
+    - ``stated_labels``: per wrong web-form label (``declared_category`` or ``declared_priority``
+      differs from the truth, see ``customers.self_report``), the text also says it in words
+      ("This is a billing question.", "No rush on this.").
+
+    The true priority is read from the clean text, before any noise; staff see the noisy text.
+    ``enabled: false`` (or every rate 0) writes the clean text with no random draw at all: the
+    validation presets do, to stay exact. Noise draws come from their own random stream, so turning
+    it on or off changes no other draw.
+    """
+
+    enabled: bool = True
+    typo_rate: float = Field(default=0.03, ge=0, le=1)
+    misleading_subject: float = Field(default=0.10, ge=0, le=1)
+    mixed_topic: float = Field(default=0.15, ge=0, le=1)
+    stated_labels: float = Field(default=0.5, ge=0, le=1)
+
+    @property
+    def active(self) -> bool:
+        """Whether any noise is written at all."""
+        rates = (self.typo_rate, self.misleading_subject, self.mixed_topic, self.stated_labels)
+        return self.enabled and any(rate > 0 for rate in rates)
+
+
 class Tickets(_Frozen):
+    """Where tickets come from: the bank, the side of its held-out split, and the text noise."""
+
     bank: str = "tickets/default.yaml"
     split: Literal["all", "train", "test"] = Field(
         default="all", description="which side of the bank's held-out split arrivals are drawn from"
     )
+    noise: TextNoise = TextNoise()
 
 
 class ShiftChange(_Frozen):

@@ -22,7 +22,9 @@ from ..config.distributions import (
 )
 
 # Append only: a new stream must leave every earlier one's draws unchanged (spawned by index).
-STREAMS: tuple[str, ...] = ("arrivals", "tickets", "patience", "handle_times", "returns", "policy", "dialogue")
+STREAMS: tuple[str, ...] = (
+    "arrivals", "tickets", "patience", "handle_times", "returns", "policy", "dialogue", "text_noise",
+)
 _BLOCK = 512
 
 

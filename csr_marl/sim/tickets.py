@@ -7,13 +7,14 @@ Policies and observation encoders must read only the visible part.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..config.domain import CATEGORIES, DIAGNOSTIC_TOOLS, PRIORITIES, TIERS, raise_priority
 from ..config.scenario import Scenario
-from ..config.tickets import GENERATED_SLOTS, Requirement, Template, TicketBank
+from ..config.tickets import Requirement, Template, TicketBank
 from .random import RandomStreams, UniformStream, cumulative, infinite_sampler, make_sampler
+from .slots import slot_value
+from .text_noise import TextNoise
 
 N_CELLS = len(PRIORITIES) * len(TIERS) * len(CATEGORIES)
 
@@ -143,6 +144,10 @@ class TicketFactory:
         self._slot_values = {k: list(v) for k, v in bank.slots.items()}
         self._names = self._slot_values.get("first_name") or list(_DEFAULT_NAMES)
         self._name_offset = int(streams.root.entropy) % 1009 if isinstance(streams.root.entropy, int) else 0
+        noise = scenario.tickets.noise
+        self._noise = (
+            TextNoise(noise, drawn, self._slot_values, UniformStream(streams["text_noise"])) if noise.active else None
+        )
         # (template, variant, tier) -> subject, body, text, true priority, for templates without slots
         self._fixed: dict[tuple[int, int, str], tuple[str, str, str, str]] = {}
 
@@ -189,6 +194,8 @@ class TicketFactory:
         ticket.assigned_category = ticket.declared_category = declared
         declared = true_priority if self._priority_accuracy >= 1.0 else self._declared_priority(true_priority)
         ticket.assigned_priority = ticket.declared_priority = declared
+        if self._noise is not None:  # staff read the noisy text; the truth above came from the clean one
+            self._noise.rewrite(ticket, ti, vi, variants[vi])
         ticket.patience_left = self._patience() * self._patience_factor[tier]
         self.stamp_arrival(ticket, now)
         return ticket
@@ -222,14 +229,9 @@ class TicketFactory:
     # --- helpers ----------------------------------------------------------------------------------
     def _slot_fill(self, template: Template) -> dict[str, str]:
         u = self._u
-        values: dict[str, str] = {}
-        for slot in sorted(template.slots):  # a set: sorted, or the draws follow PYTHONHASHSEED
-            if slot in GENERATED_SLOTS:
-                values[slot] = _generated(slot, u)
-            else:
-                options = self._slot_values[slot]
-                values[slot] = options[u.integer(len(options))]
-        return values
+        listed = self._slot_values
+        # a set: sorted, or the draws follow PYTHONHASHSEED
+        return {slot: slot_value(slot, u, listed) for slot in sorted(template.slots)}
 
     def _declared_category(self, true: str) -> str:
         u = self._u
@@ -267,21 +269,3 @@ def _priority(template: Template, tier: str, text: str) -> str:
     lowered = text.lower()
     cue = max((levels for cue, levels in rule.cues.items() if cue.lower() in lowered), default=0)
     return raise_priority(rule.base, rule.tier_raise.get(tier, 0) + cue)
-
-
-def _generated(slot: str, u: UniformStream) -> str:
-    if slot == "order_id":
-        return str(1000000 + u.integer(9000000))
-    if slot == "amount":
-        return f"{math.exp(2.3 + 3.5 * u()):.2f}"
-    if slot == "tracking_id":
-        return f"1Z{u.integer(10**6):06d}{u.integer(10**6):06d}"
-    if slot == "invoice_id":
-        return f"INV-{100000 + u.integer(900000)}"
-    if slot == "last4":
-        return f"{u.integer(10000):04d}"
-    if slot == "days":
-        return str(2 + u.integer(13))
-    if slot == "ticket_ref":
-        return f"CS-{100000 + u.integer(900000)}"
-    raise KeyError(slot)
