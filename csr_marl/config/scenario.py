@@ -196,8 +196,9 @@ class TextNoise(_Frozen):
     - ``misleading_subject``: per ticket, the subject line is that of a template of *another*
       category (from the scenario's own ``tickets.split``, so a train scenario never shows held-out
       text), its slots filled;
-    - ``mixed_topic``: per ticket, a sentence from another category's template is appended
-      ("Also, ...", "PS ..."), again from the scenario's own split;
+    - ``mixed_topic``: per ticket, a second issue from another category is appended ("Also, ...",
+      "PS ..."): the body of one of its text variants, greeting and sign-off left out, again from the
+      scenario's own split (the ticket's category stays that of the issue it opens with);
     - ``stated_labels``: per wrong web-form label (``declared_category`` or ``declared_priority``
       differs from the truth, see ``customers.self_report``), the text also says it in words
       ("This is a billing question.", "No rush on this.").

@@ -7,7 +7,7 @@ on :class:`csr_marl.config.scenario.TextNoise`). The ticket's true priority is r
 clean text.
 
 Everything a ticket could borrow is worked out once per factory: the words of each text variant that
-may take a typo, the subjects and sentences of every other category (from the scenario's own split
+may take a typo, the subjects and issue descriptions of every other category (from the scenario's own split
 only, so a train scenario never shows held-out text). Per ticket the work is a few buffered uniform
 draws; typo positions come from geometric gaps between hit words, not one draw per word.
 """
@@ -30,11 +30,16 @@ if TYPE_CHECKING:
 # A word that may take a typo: four or more letters, standing alone (not part of an id like 1Z4..., a
 # contraction, or a {slot} name).
 _WORD = re.compile(r"(?<![A-Za-z0-9'{_])[A-Za-z]{4,}(?![A-Za-z0-9'}_])")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_GREETING = re.compile(r"^(hi|hello|hey|dear|thanks|thank you|regards|kind regards|best|cheers)\b", re.I)
+_GREETING = re.compile(r"^(hi|hello|hey|dear)( there| team| support)?[,!.]?\s+", re.I)
+_SIGN_OFF = re.compile(
+    r"\s*((many thanks|thanks|thank you|kind regards|best regards|regards|best|cheers)[,!.]?\s*)?"
+    r"(- ?)?\{first_name\}(,\s*\{company\})?\s*$", re.I
+)
+# Who the customer is stays the same in a second issue; its ids, amounts and products are its own.
+_SAME_CUSTOMER = ("first_name", "company")
 _KEEPS_CAPITAL = re.compile(r"^(\{|I\b|I'|[A-Z0-9]{2,}\b)")
 
-# How a second topic is tacked on: (lead-in, whether the sentence's first letter drops to lower case).
+# How a second topic is tacked on: (lead-in, whether the first letter of what follows drops to lower case).
 MIXED_LEADS: tuple[tuple[str, bool], ...] = (
     ("Also, ", True), ("PS ", False), ("P.S. ", False), ("Oh and ", True),
     ("One more thing: ", False), ("While I have you: ", False),
@@ -114,14 +119,15 @@ class TextNoise:
         self._stated = config.stated_labels
         self._words = [[_typo_spans(v) for v in variants] for _, variants in drawn]
         subjects: dict[str, list[tuple[str, tuple[str, ...]]]] = {c: [] for c in CATEGORIES}
-        sentences: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {c: [] for c in CATEGORIES}
+        topics: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {c: [] for c in CATEGORIES}
         for template, variants in drawn:
             for variant in variants:
                 subjects[template.category].append((variant.subject, _slots(variant.subject)))
-                for sentence in _sentences(variant.body):
-                    sentences[template.category].append((sentence, _lower_first(sentence), _slots(sentence)))
+                topic = second_topic(variant.body)
+                if topic is not None:
+                    topics[template.category].append((topic, _lower_first(topic), _slots(topic)))
         self._other_subjects = {c: _others(subjects, c) for c in CATEGORIES}
-        self._other_sentences = {c: _others(sentences, c) for c in CATEGORIES}
+        self._other_topics = {c: _others(topics, c) for c in CATEGORIES}
 
     def rewrite(self, ticket: Ticket, template_index: int, variant_index: int, variant: TextVariant) -> None:
         """Replace ``ticket.subject``, ``body`` and ``text`` by a noisy version of the clean text.
@@ -132,9 +138,12 @@ class TextNoise:
         values = ticket.slot_values
         subject, body = ticket.subject, ticket.body
         typos = self._typos(self._words[template_index][variant_index]) if self._typo > 0 else None
-        if typos:
-            subject = _render(_misspell(variant.subject, typos[0], u), values)
-            body = _render(_misspell(variant.body, typos[1], u), values)
+        if typos is not None:
+            in_subject, in_body = typos
+            if in_subject:
+                subject = _render(_misspell(variant.subject, in_subject, u), values)
+            if in_body:
+                body = _render(_misspell(variant.body, in_body, u), values)
         category = ticket.true_category
         if self._misleading > 0 and u() < self._misleading:
             others = self._other_subjects[category]
@@ -142,11 +151,12 @@ class TextNoise:
                 text, slots = others[u.integer(len(others))]
                 subject = self._fill(text, slots, values)
         if self._mixed > 0 and u() < self._mixed:
-            others = self._other_sentences[category]
+            others = self._other_topics[category]
             if others:
-                sentence, lowered, slots = others[u.integer(len(others))]
+                topic, lowered, slots = others[u.integer(len(others))]
                 lead, lower = MIXED_LEADS[u.integer(len(MIXED_LEADS))]
-                body = f"{body}\n\n{lead}{self._fill(lowered if lower else sentence, slots, values)}"
+                own = {slot: values[slot] for slot in _SAME_CUSTOMER if slot in values}
+                body = f"{body}\n\n{lead}{self._fill(lowered if lower else topic, slots, own)}"
         if self._stated > 0:
             stated = []
             if ticket.declared_category != category and u() < self._stated:
@@ -179,7 +189,7 @@ class TextNoise:
         return [subject_words[i] for i in hits if i < cut], [body_words[i - cut] for i in hits if i >= cut]
 
     def _fill(self, text: str, slots: tuple[str, ...], values: dict[str, str]) -> str:
-        """``text`` with its slots filled: the ticket's own values where it has them, else new draws."""
+        """``text`` with its slots filled: from ``values`` where they hold the slot, else new draws."""
         if not slots:
             return text
         filled = {s: values[s] if s in values else slot_value(s, self._u, self._listed) for s in slots}
@@ -203,8 +213,6 @@ def misspell(word: str, u: UniformStream) -> str:
 
 def _misspell(text: str, spans: list[tuple[int, int]], u: UniformStream) -> str:
     """``text`` with a typo in each word at ``spans`` (in order)."""
-    if not spans:
-        return text
     pieces, last = [], 0
     for start, end in spans:
         pieces.append(text[last:start])
@@ -232,22 +240,16 @@ def _slots(text: str) -> tuple[str, ...]:
     return tuple(sorted(set(SLOT_PATTERN.findall(text))))
 
 
-def _sentences(body: str) -> list[str]:
-    """Whole sentences of a body that can stand alone: no greeting, sign-off or name, five words or more."""
-    found = []
-    for line in body.splitlines():
-        for sentence in _SENTENCE_END.split(line.strip()):
-            if (
-                len(sentence.split()) >= 5 and sentence[-1] in ".!?" and "{first_name}" not in sentence
-                and not _GREETING.match(sentence)
-            ):
-                found.append(sentence)
-    return found
+def second_topic(body: str) -> str | None:
+    """A body as the second issue of another ticket: one paragraph, greeting and sign-off left out."""
+    text = " ".join(line.strip() for line in body.splitlines() if line.strip())
+    text = _SIGN_OFF.sub("", _GREETING.sub("", text)).strip()
+    return text[0].upper() + text[1:] if text else None
 
 
-def _lower_first(sentence: str) -> str:
-    """The sentence as it reads after "Also, ": first letter in lower case unless it must stay."""
-    return sentence if _KEEPS_CAPITAL.match(sentence) else sentence[0].lower() + sentence[1:]
+def _lower_first(text: str) -> str:
+    """``text`` as it reads after "Also, ": first letter in lower case unless it must stay."""
+    return text if _KEEPS_CAPITAL.match(text) else text[0].lower() + text[1:]
 
 
 def _others(by_category: dict[str, list], category: str) -> list:
