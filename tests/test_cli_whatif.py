@@ -146,11 +146,21 @@ def test_baseline_prints_and_writes(tmp_path: Path) -> None:
     assert payload["command"].startswith("csr-marl baseline --policy random")
 
 
+def test_baseline_split_both_writes_train_and_held_out_rows(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["baseline", "--policy", "heuristic", "--scenario", "tasks/classify,mmc", "--episodes",
+                                 "2", "--split", "both", "--out", str(tmp_path), "--workers", "1", *SHORT])
+    assert result.exit_code == 0, result.output
+    assert "| tasks/classify | held-out | " in result.output  # piped: the Markdown table
+    payload = json.loads((tmp_path / "heuristic_baseline.json").read_text())
+    assert list(payload["scenarios"]) == ["tasks/classify (train)", "tasks/classify (held-out)", "mmc"]
+
+
 def test_baseline_bad_input(tmp_path: Path) -> None:
     for args, message in [
         (["--policy", "psychic"], "unknown policy 'psychic'"),
         (["--scenario", "atlantis"], "unknown scenario 'atlantis'"),
         (["--episodes", "0"], "--episodes must be at least 1"),
+        (["--split", "held_out"], "--split must be one of all, train, test, both"),
     ]:
         result = runner.invoke(app, ["baseline", "--out", str(tmp_path / "b"), *args])
         assert result.exit_code == 2, (args, result.output)

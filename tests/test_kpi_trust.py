@@ -40,9 +40,13 @@ def test_occupancy_counts_overtime_when_a_shift_lowers_headcount() -> None:
 
 
 def test_headline_service_level_moves_with_resolver_headcount() -> None:
-    """The headline measures the resolver queue; the first response (triage) does not move."""
-    few = csr_marl.simulate("standard_day", seed=0, overrides={"staffing.resolver": 6}).kpis
-    many = csr_marl.simulate("standard_day", seed=0, overrides={"staffing.resolver": 13}).kpis
+    """The headline measures the resolver queue; the first response (triage) does not move.
+
+    Reopened contacts pass triage again and how many come back depends on the resolvers' work (the
+    heuristic misreads some tickets), so this check runs on first contacts only."""
+    once = {"customers.reopen.probability": 0.0}
+    few = csr_marl.simulate("standard_day", seed=0, overrides={"staffing.resolver": 6, **once}).kpis
+    many = csr_marl.simulate("standard_day", seed=0, overrides={"staffing.resolver": 13, **once}).kpis
     assert many["service_level"] - few["service_level"] > 0.3
     assert many["service_level"] == many["service_level_resolver"]
     assert few["service_level_first_response"] == many["service_level_first_response"]

@@ -195,7 +195,7 @@ def test_the_cli_plays_a_mixed_team_and_writes_the_baseline_table_and_pass_k(tmp
     assert names == ["agent_baseline.csv", "agent_baseline.json", "agent_baseline.md", "agent_passk.json", "agent_passk.md", "agent_tickets.csv"]
     table = list(csv.DictReader((out / "agent_baseline.csv").open()))
     assert len(table) == 1 and table[0]["policy"] == "agent" and table[0]["episodes"] == "2"
-    assert list(table[0])[:4] == ["scenario", "policy", "episodes", "team_return_mean"]
+    assert list(table[0])[:5] == ["scenario", "split", "policy", "episodes", "team_return_mean"]
     passk = json.loads((out / "agent_passk.json").read_text())
     assert passk["team"] == {"triage": "random", "resolver": "llm", "escalation": "heuristic"}
     assert "C(c,k)/C(n,k)" in passk["success_rule"] and "0.25" in passk["success_rule"]

@@ -231,7 +231,9 @@ def test_train_and_test_draws_never_meet():
 
     seen = {}
     for split in ("train", "test"):
-        scenario = csr_marl.load_scenario("standard_day", overrides={"tickets.split": split, "horizon_minutes": 480})
+        scenario = csr_marl.load_scenario(  # clean text, to tell the variant (noise: test_text_noise.py)
+            "standard_day", overrides={"tickets.split": split, "horizon_minutes": 480, "tickets.noise.enabled": False}
+        )
         center = ContactCenter(scenario, seed=0)
         texts = set()
         for _ in range(400):
@@ -262,16 +264,40 @@ def test_a_train_template_needs_a_train_variant(tmp_path):
         load_ticket_bank(_write(tmp_path, raw))
 
 
-def test_a_knowledge_base_from_the_train_split_has_never_seen_held_out_tickets() -> None:
-    """heuristic_train's knowledge base holds train templates and variants only: on train tickets it
-    triages as the full heuristic does, on held-out tickets it errs like a newcomer."""
+def _triage_accuracy(policy: str, split: str, noise: bool) -> tuple[float, float]:
+    """Category and priority accuracy on tasks/classify, mean over seeds 0-2."""
     import csr_marl
 
-    def accuracy(policy: str, split: str) -> float:
-        runs = [csr_marl.simulate("tasks/classify", policy=policy, seed=s, overrides={"tickets.split": split})
-                for s in range(2)]
-        return sum(r.kpis["triage_accuracy"] for r in runs) / len(runs)
+    runs = [
+        csr_marl.simulate("tasks/classify", policy=policy, seed=s,
+                          overrides={"tickets.split": split, "tickets.noise.enabled": noise})
+        for s in range(3)
+    ]
+    return (sum(r.kpis["triage_accuracy"] for r in runs) / 3, sum(r.kpis["triage_priority_accuracy"] for r in runs) / 3)
 
-    assert accuracy("heuristic_train", "train") == accuracy("heuristic", "train") == 1.0
-    assert accuracy("heuristic", "test") == 1.0  # its knowledge base is the whole bank
-    assert accuracy("heuristic_train", "test") < 0.8
+
+def test_a_knowledge_base_from_the_train_split_has_never_seen_held_out_tickets() -> None:
+    """On clean text the heuristic (knowledge base: train split) triages train tickets perfectly and
+    errs on held-out ones like a newcomer; heuristic_full, which has seen them, does not."""
+    assert _triage_accuracy("heuristic", "train", False) == (1.0, 1.0)
+    assert _triage_accuracy("heuristic_full", "test", False) == (1.0, 1.0)
+    category, priority = _triage_accuracy("heuristic", "test", False)
+    assert category < 0.8 and priority < 0.8
+
+
+def test_noisy_text_keeps_the_heuristic_clearly_below_perfect_and_held_out_below_train() -> None:
+    """With the default noise (typos, misleading subjects, mixed topics, stated labels) a keyword
+    lookup no longer triages even the text it knows perfectly (measured: 0.94 category, 0.96 priority)."""
+    train, held_out = _triage_accuracy("heuristic", "train", True), _triage_accuracy("heuristic", "test", True)
+    assert 0.85 < train[0] < 0.98 and 0.85 < train[1] < 0.99
+    assert held_out[0] < train[0] - 0.2 and held_out[1] < train[1] - 0.2
+    full = _triage_accuracy("heuristic_full", "test", True)
+    assert full[0] > held_out[0] + 0.2  # having seen the held-out text is worth that much
+
+
+def test_heuristic_train_is_the_heuristic_under_its_older_name() -> None:
+    import csr_marl
+
+    runs = [csr_marl.simulate("tasks/classify", policy=p, seed=0, overrides={"tickets.split": "test"}) for p in
+            ("heuristic", "heuristic_train")]
+    assert runs[0].kpis == runs[1].kpis

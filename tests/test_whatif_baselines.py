@@ -70,3 +70,33 @@ def test_bad_baseline_input() -> None:
         run_baselines("mmc", "random", episodes=0)
     with pytest.raises(csr_marl.ScenarioError, match="unknown scenario 'atlantis'"):
         run_baselines("mmc,atlantis", "random")
+
+
+def test_split_both_puts_train_and_held_out_side_by_side(tmp_path) -> None:
+    """A scenario whose bank holds tickets out gets a train and a held-out row, adjacent, on the same
+    seeds (the same arrivals); a validation bank holds nothing out: one 'all' row."""
+    rows = run_baselines(["tasks/classify", "mmc"], "heuristic", episodes=2, executor=InlineExecutor(), split="both")
+    assert [(row.scenario, row.split) for row in rows] == [
+        ("tasks/classify", "train"), ("tasks/classify", "test"), ("mmc", "all")]
+    assert [row.label for row in rows] == ["tasks/classify (train)", "tasks/classify (held-out)", "mmc"]
+    train, held_out, _ = rows
+    assert train.estimates["offered"].mean == held_out.estimates["offered"].mean  # the same arrivals
+    assert held_out.estimates["triage_accuracy"].mean < train.estimates["triage_accuracy"].mean - 0.2
+    write_baseline_report(rows, tmp_path, seed=0, command="csr-marl baseline --split both")
+    markdown = (tmp_path / "heuristic_baseline.md").read_text()
+    assert "| scenario | split | team_return |" in markdown
+    assert "| tasks/classify | train | " in markdown and "| tasks/classify | held-out | " in markdown
+    assert "| mmc | all | " in markdown
+    payload = json.loads((tmp_path / "heuristic_baseline.json").read_text())
+    assert list(payload["scenarios"]) == ["tasks/classify (train)", "tasks/classify (held-out)", "mmc"]
+    assert payload["splits"]["tasks/classify (held-out)"] == {"scenario": "tasks/classify", "split": "test"}
+    assert (tmp_path / "heuristic_baseline.csv").read_text().splitlines()[0].startswith("scenario,split,policy,")
+
+
+def test_one_side_of_the_split_and_bad_split_values() -> None:
+    rows = run_baselines("tasks/classify", "heuristic", episodes=2, executor=InlineExecutor(), split="test")
+    assert [(row.scenario, row.split, row.label) for row in rows] == [("tasks/classify", "test", "tasks/classify (held-out)")]
+    with pytest.raises(StudyError, match="--split must be one of all, train, test, both"):
+        run_baselines("mmc", "random", split="held_out")
+    with pytest.raises(csr_marl.ScenarioError, match="holds no test tickets"):
+        run_baselines("mmc", "random", split="test")

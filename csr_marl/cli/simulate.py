@@ -42,7 +42,8 @@ def simulate_command(
     scenario: str = typer.Argument("standard_day", help="Scenario name (see `csr-marl scenarios`) or YAML path."),
     policy: str = typer.Option(
         "heuristic", "--policy", "-p",
-        help="heuristic, random, fifo, escalate_all, or checkpoint:PATH (a team trained by csr-marl train).",
+        help="heuristic (knowledge base: the train split), heuristic_full (the whole bank), random, fifo, "
+        "escalate_all, or checkpoint:PATH (a team trained by csr-marl train).",
     ),
     seed: int = typer.Option(0, "--seed", "-s", help="Root seed; same seed, same result."),
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE (dotted path, YAML value); repeatable."),
