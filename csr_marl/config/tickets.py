@@ -14,9 +14,12 @@ A case with any specialist step needs the escalation desk.
 **Held-out split.** A template, or one text variant of a template, may be marked ``split: test``. A
 scenario draws from ``tickets.split``: ``all`` (the default: every template and variant), ``train``
 (train templates, their train variants) or ``test`` (held-out templates with all their variants, and
-the held-out variants of train templates), so agents and the heuristic's knowledge base can be judged
-on tickets they never saw. The default bank holds out, per category, every fifth template in id order
-and the last text variant of every other template.
+the held-out variants of train templates), so agents and the heuristic's knowledge base (built from
+the train side) can be judged on tickets they never saw. The default bank holds out, per category,
+every fifth template in id order and the last text variant of every other template.
+
+The bank's text is clean; a scenario's ``tickets.noise`` (:class:`csr_marl.config.scenario.TextNoise`)
+says how the customers' own typing strays from it.
 """
 
 from __future__ import annotations
