@@ -6,7 +6,7 @@ rewrites a freshly written ticket's subject and body that way (the kinds and the
 on :class:`csr_marl.config.scenario.TextNoise`). The ticket's true priority is read before, from the
 clean text.
 
-Everything a ticket could borrow is worked out once per factory: the words of each text variant that
+Everything a ticket could borrow is worked out once per bank and split: the words of each text variant that
 may take a typo, the subjects and issue descriptions of every other category (from the scenario's own split
 only, so a train scenario never shows held-out text). Per ticket the work is a few buffered uniform
 draws; typo positions come from geometric gaps between hit words, not one draw per word.
@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..config.domain import CATEGORIES
 from ..config.scenario import TextNoise as NoiseConfig
-from ..config.tickets import SLOT_PATTERN, Template, TextVariant
+from ..config.tickets import SLOT_PATTERN, TextVariant, TicketBank
 from .random import UniformStream
 from .slots import slot_value
 
@@ -101,33 +101,17 @@ STATED_PRIORITY: dict[str, tuple[str, ...]] = {
 class TextNoise:
     """Rewrites new tickets' text for one scenario: its noise rates, its split of the bank."""
 
-    def __init__(
-        self,
-        config: NoiseConfig,
-        drawn: Sequence[tuple[Template, Sequence[TextVariant]]],
-        listed: dict[str, list[str]],
-        u: UniformStream,
-    ) -> None:
-        """``drawn``: the templates the scenario samples with their usable variants (the factory's
-        order); ``listed``: the bank's slot values; ``u``: the noise's own uniform stream."""
+    def __init__(self, config: NoiseConfig, bank: TicketBank, split: str, u: UniformStream) -> None:
+        """The templates and variants of ``bank`` that ``split`` draws, in the factory's order
+        (``bank.templates_in(split)``); ``u``: the noise's own uniform stream."""
         self._u = u
-        self._listed = listed
         self._typo = config.typo_rate
         self._log_miss = math.log1p(-config.typo_rate) if 0 < config.typo_rate < 1 else 0.0
         self._misleading = config.misleading_subject
         self._mixed = config.mixed_topic
         self._stated = config.stated_labels
-        self._words = [[_typo_spans(v) for v in variants] for _, variants in drawn]
-        subjects: dict[str, list[tuple[str, tuple[str, ...]]]] = {c: [] for c in CATEGORIES}
-        topics: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {c: [] for c in CATEGORIES}
-        for template, variants in drawn:
-            for variant in variants:
-                subjects[template.category].append((variant.subject, _slots(variant.subject)))
-                topic = second_topic(variant.body)
-                if topic is not None:
-                    topics[template.category].append((topic, _lower_first(topic), _slots(topic)))
-        self._other_subjects = {c: _others(subjects, c) for c in CATEGORIES}
-        self._other_topics = {c: _others(topics, c) for c in CATEGORIES}
+        prepared = _prepared(bank, split)
+        self._listed, self._words, self._other_subjects, self._other_topics = prepared.material
 
     def rewrite(self, ticket: Ticket, template_index: int, variant_index: int, variant: TextVariant) -> None:
         """Replace ``ticket.subject``, ``body`` and ``text`` by a noisy version of the clean text.
@@ -194,6 +178,41 @@ class TextNoise:
             return text
         filled = {s: values[s] if s in values else slot_value(s, self._u, self._listed) for s in slots}
         return text.format_map(filled)
+
+
+class _Prepared(NamedTuple):
+    bank: TicketBank
+    material: tuple[dict[str, tuple[str, ...]], list, dict[str, list], dict[str, list]]
+
+
+_PREPARED: dict[tuple[int, str], _Prepared] = {}
+
+
+def _prepared(bank: TicketBank, split: str) -> _Prepared:
+    """What tickets of ``split`` may borrow, worked out once per bank and split (banks are cached by
+    path, so every episode of a scenario shares it): the slot values, the typo-able words of each
+    variant, and per category the subjects and second issues of every other category."""
+    entry = _PREPARED.get((id(bank), split))
+    if entry is not None and entry.bank is bank:
+        return entry
+    drawn = bank.templates_in(split)
+    words = [[_typo_spans(v) for v in variants] for _, variants in drawn]
+    subjects: dict[str, list[tuple[str, tuple[str, ...]]]] = {c: [] for c in CATEGORIES}
+    topics: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {c: [] for c in CATEGORIES}
+    for template, variants in drawn:
+        for variant in variants:
+            subjects[template.category].append((variant.subject, _slots(variant.subject)))
+            topic = second_topic(variant.body)
+            if topic is not None:
+                topics[template.category].append((topic, _lower_first(topic), _slots(topic)))
+    material = (
+        dict(bank.slots), words,
+        {c: _others(subjects, c) for c in CATEGORIES}, {c: _others(topics, c) for c in CATEGORIES},
+    )
+    if len(_PREPARED) >= 16:
+        _PREPARED.clear()
+    entry = _PREPARED[(id(bank), split)] = _Prepared(bank, material)
+    return entry
 
 
 def misspell(word: str, u: UniformStream) -> str:

@@ -146,7 +146,7 @@ class TicketFactory:
         self._name_offset = int(streams.root.entropy) % 1009 if isinstance(streams.root.entropy, int) else 0
         noise = scenario.tickets.noise
         self._noise = (
-            TextNoise(noise, drawn, self._slot_values, UniformStream(streams["text_noise"])) if noise.active else None
+            TextNoise(noise, bank, scenario.tickets.split, UniformStream(streams["text_noise"])) if noise.active else None
         )
         # (template, variant, tier) -> subject, body, text, true priority, for templates without slots
         self._fixed: dict[tuple[int, int, str], tuple[str, str, str, str]] = {}
