@@ -175,3 +175,30 @@ def test_stronger_learners_same_seed_same_curve(source, tmp_path):
     runs = [train(config, tmp_path / str(i), plot=False) for i in range(2)]
     strip = lambda rows: [{k: v for k, v in row.items() if k not in ("cpu_seconds", "wall_seconds")} for row in rows]  # noqa: E731
     assert strip(runs[0].curve) == strip(runs[1].curve)
+
+
+def test_train_command_takes_the_new_options(source, tmp_path):
+    import json
+
+    import typer
+    from typer.testing import CliRunner
+
+    from csr_marl.cli.train import train_command
+
+    app = typer.Typer()
+    app.command("train")(train_command)
+    app.command("unused")(lambda: None)
+    runner = CliRunner()
+    out = tmp_path / "run"
+    ran = runner.invoke(app, [
+        "train", "tasks/classify", "--steps", "100", "--out", str(out), "--set", "horizon_minutes=30",
+        "--eval-points", "1", "--eval-episodes", "1", "--hp", "hidden=32", "--hp", "envs=1",
+        "--smdp-tau", "5", "--central-critic", "--init-from", f"triage={source.checkpoint}",
+    ])
+    assert ran.exit_code == 0, ran.output
+    config = json.loads((out / "run.json").read_text())["config"]
+    assert config["smdp_tau"] == 5.0 and config["central_critic"] and config["init_from"] == {"triage": str(source.checkpoint)}
+    for option, message in (("triager=x.pt", "unknown role 'triager'"), ("triage", "expected ROLE=CHECKPOINT"),
+                            ("triage=no/such.pt", "no checkpoint file there")):
+        bad = runner.invoke(app, ["train", "tasks/classify", "--init-from", option])
+        assert bad.exit_code == 2 and message in " ".join(bad.output.split()), bad.output
