@@ -1,22 +1,29 @@
-"""Learning works (issue 5): Tianshou's PPO trains the roles on `classify`, `resolve` and `standard_day`.
+"""Learning that generalises (issue 13): Tianshou's PPO trains on the ticket bank's train split and is
+scored on train and held-out tickets beside the random and heuristic baselines.
 
-Three seeds per task, each run within its CPU budget (10 minutes on the tasks, 30 on the full day),
-two runs at a time. Every trained team is then scored exactly as the baselines are -- 20 episodes,
-episode e with SeedSequence(0, spawn_key=(e,)), the core's team return and KPIs -- beside the random
-and heuristic baselines on the same customers. Regenerates
+Three seeds per task, each run within its CPU budget (10 minutes on `classify` and `resolve`, 30 on
+`standard_day`), two runs at a time. `classify` and `resolve` run first: `standard_day` starts its
+triage from the same seed's classify checkpoint and its resolvers from resolve's (curriculum), with a
+centralised critic and semi-MDP discounting. Every trained team is then scored exactly as the
+baselines are -- 20 episodes, episode e with SeedSequence(0, spawn_key=(e,)), the core's team return
+and KPIs -- on `tickets.split: train` and on `tickets.split: test` (held-out templates and wordings).
+Regenerates
 
-    benchmarks/results/learning.md      the table, the targets, what the misses mean
+    benchmarks/results/learning.md      the tables (train | held-out), the targets, what the misses mean
     benchmarks/results/learning.json    every number in it
     benchmarks/results/learning_<task>.png   learning curves (three seeds) with the baselines
 
 and keeps the runs (checkpoints, curves) under runs/learning/:
 
-    python benchmarks/learning.py                       # everything: about 70-75 minutes on two cores
+    python benchmarks/learning.py                       # everything: about 75 minutes on two cores
     python benchmarks/learning.py --tasks classify --seeds 0 --workers 1
+    python benchmarks/learning.py --scale 0.02 --seeds 0   # smoke test: every step budget x 0.02
     python benchmarks/learning.py --report-only         # rebuild the page from runs/learning/
 
-Targets: on classify the trained triage reaches >= 90% of the heuristic's team return; on resolve
->= 80%; on standard_day the trained team closes >= 50% of the gap between random and heuristic.
+Targets, on held-out tickets: classify >= 100% of the heuristic's team return; resolve >= 95%;
+standard_day: the trained team beats the heuristic (team return, and SLA attainment or abandonment,
+with non-overlapping 95% CIs); otherwise the page decomposes the gap by role (one role at a time
+handed to the heuristic).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import argparse
 import json
 import math
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 from csr_marl.analysis import mean_ci
@@ -38,41 +45,56 @@ from csr_marl.whatif.store import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RUNS = Path("runs/learning")
-EPISODES = 20  # evaluation episodes per trained team and per baseline
+EPISODES = 20  # evaluation episodes per trained team and per baseline, on each split
 SEEDS = (0, 1, 2)
+SPLITS = {"train": "train", "held-out": "test"}  # column -> tickets.split
+# Every task reads the ticket text hashed into 256 features (the default is 32): see METHOD, "Text".
+TEXT = {"observation.text_features": 256}
+
+
+def overrides(split: str) -> dict:
+    """The scenario overrides of every run and every row: the text width and the ticket split."""
+    return {**TEXT, "tickets.split": split}
+
+BASELINES = ("random", "heuristic")
+ALSO_SHOWN = ("heuristic_full",)  # the heuristic with the whole bank as knowledge base, where it is registered
+HIGHER_IS_BETTER = {"sla_attainment": True, "abandonment_rate": False}
 
 # One entry per task: the training run (hyperparameters chosen for the task, as a researcher would),
-# the CPU budget it must fit, and the target.
+# the CPU budget it must fit, the target, and for standard_day the curriculum (role -> source task).
 TASKS: dict[str, dict] = {
     "classify": {
         "config": dict(
             scenario="tasks/classify", steps=400_000, gamma=0.5, gae_lambda=0.9, episodes_per_update=16,
-            eval_points=10,
+            eval_points=10, central_critic=True,
         ),
         "budget_minutes": 10,
-        "target": ("share_of_heuristic", 0.9),
+        "target": ("share_of_heuristic", 1.0),
         "kpis": ("triage_accuracy", "triage_priority_accuracy"),
-        "table": ("triage_accuracy", "triage_priority_accuracy", "service_level", "asa_minutes"),
+        "table": ("triage_accuracy", "triage_priority_accuracy", "service_level"),
     },
     "resolve": {
-        "config": dict(scenario="tasks/resolve", steps=450_000, lr_decay=True, episodes_per_update=32, eval_points=10),
+        "config": dict(
+            scenario="tasks/resolve", steps=450_000, lr_decay=True, episodes_per_update=32, eval_points=10,
+            central_critic=True, smdp_tau=2.0,
+        ),
         "budget_minutes": 10,
-        "target": ("share_of_heuristic", 0.8),
+        "target": ("share_of_heuristic", 0.95),
         "kpis": ("resolution_rate", "first_contact_resolution"),
-        "table": ("resolution_rate", "first_contact_resolution", "sla_attainment", "asa_minutes", "occupancy_resolver"),
+        "table": ("resolution_rate", "first_contact_resolution", "sla_attainment", "occupancy_resolver"),
     },
     "standard_day": {
         "config": dict(
             scenario="standard_day", steps=1_000_000, reward_mode="individual", split_team_costs=True,
-            episodes_per_update=4, eval_points=12,
+            episodes_per_update=4, eval_points=12, central_critic=True, smdp_tau=2.0, lr=5e-4, lr_decay=True,
         ),
+        "curriculum": {"triage": "classify", "resolver": "resolve"},
         "budget_minutes": 30,
-        "target": ("gap_closed", 0.5),
+        "target": ("beats_heuristic", None),
         "kpis": ("resolution_rate", "abandonment_rate"),
-        "swap": "triage",  # also score the trained team with the heuristic in this role
         "table": (
-            "resolution_rate", "abandonment_rate", "sla_attainment", "triage_accuracy", "triage_priority_accuracy",
-            "escalation_rate", "occupancy_resolver",
+            "sla_attainment", "abandonment_rate", "resolution_rate", "triage_accuracy", "triage_priority_accuracy",
+            "occupancy_resolver",
         ),
     },
 }
@@ -82,174 +104,211 @@ METHOD = """\
 
 - Library: Tianshou 2.0 (`PettingZooEnv` over the AEC env with `uniform_spaces=True`, four
   `DummyVectorEnv` copies), PPO on CPU, one torch thread per run.
+- Tickets: every run trains on `tickets.split: train` (its learning curve is measured there too);
+  the tables score the final checkpoints on both splits. The held-out split's templates and wordings
+  never reach training.
+- Text: every task hashes the ticket's words into 256 features (`observation.text_features: 256`; the
+  default is 32). With 32, 400k steps of classify (seed 0) gave a triage with 99.3% category accuracy on
+  train tickets and 49.9% on held-out ones: 32 signed buckets are few enough to memorise the training
+  wordings, and an unseen word lands on a bucket that already means something. At 120k steps, 32 features
+  gave 98.0% / 45.5% (train / held-out accuracy) and 256 gave 100% / 69.7%; a linear probe on the
+  observation reaches 67.7% held-out with 32 and 80.3% with 256, and 75.1% from the customer's declared
+  labels alone (no text). (Measured before the noisy ticket text of issue 13.)
 - Policies: parameter sharing within a role, none across roles -- each staffed role has one actor and
   one critic (two hidden layers of 256), picked by the role one-hot of the observation; the action mask
-  sets illegal logits to -1e9 (probability 0), so no illegal action is ever sampled.
+  sets illegal logits to -1e9, so no illegal action is ever sampled.
 - Rollouts are whole episodes; each agent's transitions are regrouped into its own decision sequence,
   with the reward it earned up to its next decision, before GAE (`csr_marl/train/turns.py`).
+- Stronger learners (`TrainConfig`): a centralised critic (MAPPO-style: the critic reads the agent's
+  observation and `env.state()`, which holds the queues and the pending ticket's true labels; the actor
+  does not) on every task; semi-MDP discounting on `resolve` and `standard_day` (`smdp_tau=2`: gamma =
+  0.99 per 2 simulated minutes between an agent's decisions, so an escalation desk deciding every 25
+  minutes and a triage agent deciding every 1.4 look equally far ahead); on `standard_day` a curriculum
+  (`init_from`): triage starts from the same seed's `classify` checkpoint and the resolvers from
+  `resolve`'s, copied by feature name (the day's observation is padded wider). The escalation desk starts
+  fresh: 6 of its 13 actions (its own tools) have no counterpart in a resolver's. A warm start takes a
+  smaller, decaying learning rate (5e-4 to 0) so the first updates do not wash out what was learned.
 - Reward: the scenario's team reward on `classify` and `resolve` (one role). On `standard_day` the agents
   train on the `individual` reward mode with the team-wide costs (waiting, abandonment) split evenly
-  across the 14 staff, so each agent's signal is dominated by what it did itself; the rows below are
-  always scored with the scenario's own team return.
+  across the 14 staff; the rows below are always scored with the scenario's own team return.
 - Budget: environment steps are AEC turns (one decision each); CPU minutes include the learning-curve
-  evaluations (3 greedy episodes on seeds 10000-10002 at each point).
+  evaluations (3 greedy episodes on seeds 10000-10002 at each point), not the final scoring.
 """
 
-# What a missed target most likely means, and the fix (shown only for a task that misses).
+# What to try next when a target is missed (shown only for a task that misses).
 WHY_MISSED: dict[str, str] = {
     "classify": (
-        "Likely reason: triage sees the ticket's words as a signed hashed bag of words, its tier and the "
-        "customer's self-reported labels; the correct priority combines urgency words with the tier, an "
-        "interaction the MLP learns more slowly than the category (see the priority accuracy column), and "
-        "hash collisions blur rare urgency words. Fix: more text features (the scenario's `observation.text_features`) "
-        "or a tier x urgency-cue feature in the observation, and a decaying learning rate (`lr_decay`) to "
-        "settle the last points."
+        "Likely reason: triage reads a signed hashed bag of words; wordings of the held-out split bring "
+        "words the training split never had, and the MLP leans on the ones it saw (its held-out accuracy falls "
+        "as training goes on while its train accuracy rises: see Text above). Next: early stopping on a "
+        "validation part of the train split, word dropout during training, or weight decay."
     ),
     "resolve": (
         "Likely reason: the reward for a workflow arrives only at `respond_user`, several tool steps after "
-        "the choices that earned it, and a wrong refund is penalised late. Fix: a shaped step reward for the "
-        "playbook's required tools (the +0.2 / -0.1 tool rewards) or more episodes per update."
+        "the choices that earned it. Next: a shaped step reward for the playbook's required tools, or more "
+        "episodes per update."
     ),
     "standard_day": (
-        "Likely reason: credit assignment across 14 agents -- the waiting and abandonment costs depend on "
-        "everyone, so each resolver learns slowly that an extra tool step costs the queue. Fix: a curriculum "
-        "(triage pretrained on `classify`, resolvers on `resolve`, then fine-tuned on the day), or a "
-        "centralised critic (MAPPO) that sees the queues."
-    ),
-}
-
-# What to read in each task's KPI table (numbers filled in from the results).
-READING: dict[str, str] = {
-    "classify": (
-        "Category accuracy {triage_accuracy:.1%} against the heuristic's {h_triage_accuracy:.1%}; the "
-        "remaining return is mostly priority: {triage_priority_accuracy:.1%} against {h_triage_priority_accuracy:.1%}. "
-        "Service level and ASA are the same for every policy here: triage's decisions do not change how long "
-        "a customer waits for it."
-    ),
-    "resolve": (
-        "The trained resolvers resolve {resolution_rate:.1%} of contacts (heuristic {h_resolution_rate:.1%}, "
-        "random {r_resolution_rate:.1%}) with first-contact resolution {first_contact_resolution:.1%} "
-        "(heuristic {h_first_contact_resolution:.1%}); occupancy {occupancy_resolver:.2f} against "
-        "{h_occupancy_resolver:.2f} shows how many extra tool steps the learned workflows take."
-    ),
-    "standard_day": (
-        "The trained team resolves {resolution_rate:.1%} (heuristic {h_resolution_rate:.1%}, random "
-        "{r_resolution_rate:.1%}) and loses {abandonment_rate:.1%} of customers to abandonment (heuristic "
-        "{h_abandonment_rate:.1%}, random {r_abandonment_rate:.1%}). Its triage lags the heuristic's "
-        "(category accuracy {triage_accuracy:.1%}, priority accuracy {triage_priority_accuracy:.1%}, against "
-        "{h_triage_accuracy:.1%} and {h_triage_priority_accuracy:.1%}; the heuristic looks the text up in the "
-        "ticket bank's own wordings, the MLP sees hashed words), and triage is {triage_part} part of the gap: "
-        "with the heuristic triaging for the same trained resolvers and escalation desk (row \"PPO, heuristic "
-        "triage\") the team scores {s_team_return:.1f}, closing {s_gap_closed:.1%} of the random-to-heuristic "
-        "gap instead of {gap_closed:.1%}, so triage holds {triage_share:.0%} of what is left. The rest is in "
-        "the resolvers' workflows: even with perfect triage their occupancy is {s_occupancy_resolver:.2f} "
-        "against the heuristic's {h_occupancy_resolver:.2f} (extra tool steps per ticket, so longer handle "
-        "times), queues build and {s_abandonment_rate:.1%} of customers abandon."
+        "What was tried: the curriculum, the centralised critic and semi-MDP discounting of the set-up above, "
+        "within the same 30 CPU-minutes. Where the gap remains: the decomposition above -- a role whose swap to "
+        "the heuristic raises the team return most is where the trained team still loses; a swap that lowers "
+        "it is a role where the trained team already does better than the rule."
     ),
 }
 
 
-def run_one(task: str, seed: int) -> dict:
-    """Train one seed of a task, then score its checkpoint on the baselines' seeds (runs in a worker)."""
+def scaled(task: str, scale: float) -> dict:
+    """The task's training config with every step budget multiplied by ``scale``."""
+    config = dict(TASKS[task]["config"])
+    config["steps"] = max(config["eval_points"], round(config["steps"] * scale))
+    return config
+
+
+def checkpoint_of(task: str, seed: int) -> Path:
+    return RUNS / f"{task}_s{seed}" / "checkpoint.pt"
+
+
+def run_one(task: str, seed: int, scale: float) -> dict:
+    """Train one seed of a task, then score its checkpoint on both splits (runs in a worker)."""
     from csr_marl.train import train
 
-    out = RUNS / f"{task}_s{seed}"
-    config = TrainConfig(**TASKS[task]["config"], seed=seed)
-    run = train(config, out)
-    row = evaluate_trained(run.checkpoint, episodes=EPISODES)
-    evaluation = {k: e._asdict() for k, e in row.estimates.items()}
-    record = {"task": task, "seed": seed, "cpu_seconds": run.cpu_seconds, "curve": run.curve, "evaluation": evaluation}
-    _keep(record)
-    if "swap" in TASKS[task]:
-        swapped_role(task, record)
+    curriculum = {role: str(checkpoint_of(source, seed)) for role, source in TASKS[task].get("curriculum", {}).items()}
+    config = TrainConfig(**scaled(task, scale), overrides=overrides("train"), init_from=curriculum, seed=seed)
+    run = train(config, RUNS / f"{task}_s{seed}")
+    started = time.process_time()
+    evaluation = {
+        column: _estimates(evaluate_trained(run.checkpoint, overrides=overrides(split), episodes=EPISODES))
+        for column, split in SPLITS.items()
+    }
+    per_episode = (time.process_time() - started) / (EPISODES * len(SPLITS))
+    record = {
+        "task": task, "seed": seed, "scale": scale, "config": config.model_dump(mode="json"),
+        "cpu_seconds": run.cpu_seconds, "eval_cpu_seconds_per_episode": per_episode, "curve": run.curve,
+        "evaluation": evaluation,
+    }
+    if "curriculum" in TASKS[task]:
+        record["swaps"] = {role: swapped_role(task, seed, role) for role in _staffed(run.checkpoint)}
+    (RUNS / f"{task}_s{seed}" / "evaluation.json").write_text(json.dumps(record))  # NaN kept for undefined KPIs
     return record
 
 
 class WithHeuristicRole:
     """The trained team, except that one role's decisions go to the heuristic (a decomposition of the gap)."""
 
-    def __init__(self, trained, heuristic, role: str) -> None:
-        self.trained, self.heuristic, self.role = trained, heuristic, role
+    def __init__(self, trained, scenario, role: str) -> None:
+        self.trained, self.scenario, self.role = trained, scenario, role
+        self.heuristic = None
 
     def bind(self, center) -> None:
+        from csr_marl.policies import make_policy
+
         self.trained.bind(center)
+        self.heuristic = make_policy("heuristic", self.scenario, center.streams["policy"])
 
     def __call__(self, decision) -> int:
         return (self.heuristic if decision.role == self.role else self.trained)(decision)
 
 
-def swapped_role(task: str, record: dict) -> dict:
-    """KPIs of the run's trained team with the heuristic in ``TASKS[task]["swap"]``, on the baselines' seeds;
-    computed once and kept in the run's evaluation.json."""
-    if "swap" in record:
-        return record["swap"]
+def swapped_role(task: str, seed: int, role: str) -> dict:
+    """The run's trained team with the heuristic in ``role``, on held-out tickets and the baselines' seeds."""
     from csr_marl import load_scenario
-    from csr_marl.policies import HeuristicPolicy
     from csr_marl.train import load_checkpoint_policy
 
-    name, role = TASKS[task]["config"]["scenario"], TASKS[task]["swap"]
-    scenario = load_scenario(name, TASKS[task]["config"].get("overrides"))
-    trained = load_checkpoint_policy(RUNS / f"{task}_s{record['seed']}" / "checkpoint.pt", scenario)
-    policy = WithHeuristicRole(trained, HeuristicPolicy(scenario), role)
-    row = score_policy(name, scenario, policy, f"trained, heuristic {role}", episodes=EPISODES, seed=0)
-    record["swap"] = {k: e._asdict() for k, e in row.estimates.items()}
-    _keep(record)
-    return record["swap"]
+    name = TASKS[task]["config"]["scenario"]
+    scenario = load_scenario(name, overrides(SPLITS["held-out"]))
+    policy = WithHeuristicRole(load_checkpoint_policy(checkpoint_of(task, seed), scenario), scenario, role)
+    return _estimates(score_policy(name, scenario, policy, f"trained, heuristic {role}", episodes=EPISODES, seed=0))
 
 
-def _swap(record: dict) -> dict:
-    return swapped_role(record["task"], record)
+def _staffed(checkpoint: Path) -> list[str]:
+    from csr_marl.train import load_checkpoint
+
+    return list(load_checkpoint(checkpoint).layout)
 
 
-def baselines(task: str) -> dict[str, dict]:
-    """The random and heuristic baselines on the task's scenario, seeds and episodes."""
-    config = TASKS[task]["config"]
-    rows = {
-        policy: run_baselines([config["scenario"]], policy, episodes=EPISODES, seed=0, overrides=config.get("overrides"), workers=1)[0]
-        for policy in ("random", "heuristic")
-    }
-    return {policy: {k: e._asdict() for k, e in row.estimates.items()} for policy, row in rows.items()}
+def _estimates(row) -> dict:
+    return {k: e._asdict() for k, e in row.estimates.items()}
 
 
-def target_check(task: str, trained: float, random: float, heuristic: float) -> dict:
-    kind, threshold = TASKS[task]["target"]
-    if kind == "share_of_heuristic":
-        value = trained / heuristic
-        wording = f"trained / heuristic team return = {value:.1%} (target >= {threshold:.0%})"
-    else:
-        value = (trained - random) / (heuristic - random)
-        wording = f"gap closed = (trained - random) / (heuristic - random) = {value:.1%} (target >= {threshold:.0%})"
-    return {"kind": kind, "value": value, "threshold": threshold, "met": value >= threshold, "wording": wording}
-
-
-def summarise(task: str, records: list[dict], reference: dict[str, dict]) -> dict:
-    kpis = TASKS[task]["table"]
-    trained = {}
-    for metric in ("team_return", *kpis):
-        trained[metric] = _over_seeds(metric, [float(r["evaluation"][metric]["mean"]) for r in records])
-    check = target_check(
-        task, trained["team_return"]["mean"], reference["random"]["team_return"]["mean"],
-        reference["heuristic"]["team_return"]["mean"],
-    )
-    cpu = [r["cpu_seconds"] / 60 for r in records]
-    summary = {"trained": trained, "baselines": reference, "target": check, "cpu_minutes": cpu, "kpis": list(kpis)}
-    if "swap" in TASKS[task]:
-        summary["swap"] = {
-            metric: _over_seeds(metric, [float(swapped_role(task, r)[metric]["mean"]) for r in records])
-            for metric in ("team_return", *kpis)
+def baselines(task: str) -> dict[str, dict[str, dict]]:
+    """The random and heuristic baselines (and `heuristic_full` where registered) on the task's scenario,
+    each split, the same seeds."""
+    scenario = TASKS[task]["config"]["scenario"]
+    return {
+        policy: {
+            column: _estimates(run_baselines(
+                [scenario], policy, episodes=EPISODES, seed=0, overrides=overrides(split), workers=1
+            )[0])
+            for column, split in SPLITS.items()
         }
-    return summary
+        for policy in shown_baselines()
+    }
 
 
-def _over_seeds(metric: str, per_seed: list[float]) -> dict:
+def shown_baselines() -> list[str]:
+    from csr_marl.policies import policy_names
+
+    return [*BASELINES, *(name for name in ALSO_SHOWN if name in policy_names())]
+
+
+def over_seeds(metric: str, per_seed: list[float]) -> dict:
+    """Mean over seeds with a Student-t 95% CI (clipped to where the metric can lie)."""
     mean, low, high = mean_ci(per_seed) if len(per_seed) > 1 else (per_seed[0], math.nan, math.nan)
     lowest, highest = natural_range(metric)
     return {"mean": mean, "low": max(low, lowest), "high": min(high, highest), "per_seed": per_seed}
 
 
+def summarise(task: str, records: list[dict], reference: dict[str, dict]) -> dict:
+    metrics = ("team_return", *TASKS[task]["table"])
+
+    def team(pick) -> dict:
+        return {metric: over_seeds(metric, [float(pick(r)[metric]["mean"]) for r in records]) for metric in metrics}
+
+    trained = {column: team(lambda r, c=column: r["evaluation"][c]) for column in SPLITS}
+    summary = {
+        "trained": trained, "baselines": reference, "kpis": list(TASKS[task]["table"]),
+        "cpu_minutes": [r["cpu_seconds"] / 60 for r in records],
+        "eval_cpu_seconds_per_episode": [r["eval_cpu_seconds_per_episode"] for r in records],
+        "scale": records[0].get("scale", 1.0),
+    }
+    if "curriculum" in TASKS[task]:
+        roles = list(records[0]["swaps"])
+        summary["swaps"] = {role: team(lambda r, role=role: r["swaps"][role]) for role in roles}
+    summary["target"] = target_check(task, summary)
+    return summary
+
+
+def target_check(task: str, summary: dict) -> dict:
+    """The task's target on held-out tickets: a share of the heuristic's return, or beating it outright."""
+    kind, threshold = TASKS[task]["target"]
+    trained = summary["trained"]["held-out"]
+    heuristic = summary["baselines"]["heuristic"]["held-out"]
+    if kind == "share_of_heuristic":
+        value = trained["team_return"]["mean"] / heuristic["team_return"]["mean"]
+        return {
+            "kind": kind, "value": value, "threshold": threshold, "met": value >= threshold,
+            "wording": f"held-out trained / heuristic team return = {value:.1%} (target >= {threshold:.0%})",
+        }
+    checks = {metric: _beats(trained[metric], heuristic[metric], HIGHER_IS_BETTER.get(metric, True))
+              for metric in ("team_return", *HIGHER_IS_BETTER)}
+    met = checks["team_return"] and (checks["sla_attainment"] or checks["abandonment_rate"])
+    said = ", ".join(f"{m} {'better' if ok else 'not better'}" for m, ok in checks.items())
+    return {
+        "kind": kind, "value": trained["team_return"]["mean"] - heuristic["team_return"]["mean"], "threshold": 0.0,
+        "met": met, "checks": checks,
+        "wording": f"held-out, trained team against the heuristic with non-overlapping 95% CIs: {said}",
+    }
+
+
+def _beats(trained: dict, heuristic: dict, higher: bool) -> bool:
+    if any(math.isnan(v) for v in (trained["low"], trained["high"], heuristic["low"], heuristic["high"])):
+        return False
+    return trained["low"] > heuristic["high"] if higher else trained["high"] < heuristic["low"]
+
+
 def plot(task: str, records: list[dict], summary: dict, path: Path) -> None:
-    """Learning curves (greedy, 3 fixed episodes per point) with the baselines on those same episodes;
-    at the right, the table's final evaluation on EPISODES episodes (trained: mean and 95% CI over seeds)."""
+    """Learning curves (greedy, 3 fixed train-split episodes per point) with the baselines on those same
+    episodes; at the right, the held-out evaluation on EPISODES episodes (trained: mean and 95% CI over seeds)."""
     from csr_marl.train.curves import pyplot
 
     plt = pyplot()
@@ -258,95 +317,122 @@ def plot(task: str, records: list[dict], summary: dict, path: Path) -> None:
     panels = [("team_return", "eval_return"), *((k, f"eval_{k}") for k in kpis)]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), dpi=110)
     end = 1.08 * max(p["env_steps"] for r in records for p in r["curve"])
+    held_out = summary["trained"]["held-out"]  # the plotted KPIs are among the table's
     for ax, (metric, column) in zip(axes, panels):
         for r in sorted(records, key=lambda r: r["seed"]):
             ax.plot([p["env_steps"] for p in r["curve"]], [p[column] for p in r["curve"]], marker="o", ms=2.5, lw=1.2, label=f"PPO seed {r['seed']}")
-        for i, policy in enumerate(("random", "heuristic")):
+        for i, policy in enumerate(BASELINES):
             ax.axhline(same_episodes[policy][metric], ls="--", lw=1, color=f"C{i + 5}", label=f"{policy}, same 3 episodes")
-        trained = summary["trained"][metric]
-        low, high = trained["low"], trained["high"]
-        spread = [[trained["mean"] - low], [high - trained["mean"]]] if not math.isnan(low) else None
-        ax.errorbar([end], [trained["mean"]], yerr=spread, fmt="s", ms=4, color="k", capsize=3, label=f"PPO, final, {EPISODES} episodes")
-        ax.plot([end], [summary["baselines"]["heuristic"][metric]["mean"]], "*", ms=9, color="C6", label=f"heuristic, {EPISODES} episodes")
+        final = held_out[metric]
+        low, high = final["low"], final["high"]
+        spread = [[final["mean"] - low], [high - final["mean"]]] if not math.isnan(low) else None
+        ax.errorbar([end], [final["mean"]], yerr=spread, fmt="s", ms=4, color="k", capsize=3, label=f"PPO, held-out, {EPISODES} episodes")
+        ax.plot([end], [summary["baselines"]["heuristic"]["held-out"][metric]["mean"]], "*", ms=9, color="C6", label=f"heuristic, held-out, {EPISODES} episodes")
         ax.set_title(metric)
+        ax.xaxis.set_major_formatter(lambda x, _: f"{x / 1000:g}k")
         ax.set_xlabel("environment steps")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=6.5)
     fig.suptitle(
-        f"{TASKS[task]['config']['scenario']}: greedy evaluation during training on 3 fixed episodes (seeds 10000-10002), "
-        f"baselines on the same episodes; at the right, the table's {EPISODES}-episode evaluation", fontsize=9,
+        f"{TASKS[task]['config']['scenario']}: greedy evaluation during training on 3 fixed train-split episodes, "
+        f"baselines on the same episodes; at the right, the {EPISODES}-episode held-out evaluation", fontsize=9,
     )
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
 
 
-def markdown(summaries: dict[str, dict], seeds: list[int], command: str) -> str:
+def table(task: str, summary: dict) -> list[str]:
+    """team_return train | team_return held-out | KPIs held-out, one row per policy."""
+    kpis = summary["kpis"]
+    rows = [("PPO (trained)", summary["trained"])]
+    rows += [(f"PPO, heuristic {role}", {"held-out": team}) for role, team in summary.get("swaps", {}).items()]
+    rows += [(policy, summary["baselines"][policy]) for policy in summary["baselines"]]
+    head = ["policy", "team_return train", "team_return held-out", *(f"{k} held-out" for k in kpis)]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for label, team in rows:
+        train = _ci(team["train"]["team_return"]) if "train" in team else "–"
+        cells = [train, *(_ci(team["held-out"][m]) for m in ("team_return", *kpis))]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def reading(task: str, summary: dict) -> str:
+    """A few sentences with the numbers that matter for the task."""
+    trained, heuristic = summary["trained"], summary["baselines"]["heuristic"]
+    t = {c: trained[c]["team_return"]["mean"] for c in SPLITS}
+    h = {c: heuristic[c]["team_return"]["mean"] for c in SPLITS}
+    text = (
+        f"From train to held-out tickets the trained team's return goes from {t['train']:.2f} to "
+        f"{t['held-out']:.2f} ({_change(t['train'], t['held-out'])}), the heuristic's from {h['train']:.2f} to "
+        f"{h['held-out']:.2f} ({_change(h['train'], h['held-out'])})."
+    )
+    if "triage_accuracy" in summary["kpis"]:
+        text += (
+            f" Held-out triage accuracy: trained {trained['held-out']['triage_accuracy']['mean']:.1%} "
+            f"(train {trained['train']['triage_accuracy']['mean']:.1%}), heuristic "
+            f"{heuristic['held-out']['triage_accuracy']['mean']:.1%} (train {heuristic['train']['triage_accuracy']['mean']:.1%})."
+        )
+    if "swaps" in summary:
+        gap = h["held-out"] - t["held-out"]
+        parts = [
+            f"heuristic {role}: {team['team_return']['mean']:.1f} ({team['team_return']['mean'] - t['held-out']:+.1f})"
+            for role, team in summary["swaps"].items()
+        ]
+        text += (
+            f" Decomposition on held-out tickets (the trained team with one role handed to the heuristic; "
+            f"heuristic minus trained = {gap:+.1f}): " + "; ".join(parts) + "."
+        )
+    return text
+
+
+def _change(before: float, after: float) -> str:
+    return f"{(after - before) / abs(before):+.1%}" if before else "–"
+
+
+def markdown(summaries: dict[str, dict], seeds: list[int], command: str, wall_minutes: float | None) -> str:
     info = machine()
+    wall = f" Wall time of the whole run: {wall_minutes:.1f} minutes." if wall_minutes is not None else ""
     lines = [
-        "# Learning: Tianshou PPO against the random and heuristic baselines",
+        "# Learning on held-out tickets: Tianshou PPO against the random and heuristic baselines",
         "",
         f"Generated {now()} by `{command}` on {info['platform']}, {info['cpu_count']} CPUs; "
-        + ", ".join(f"{k} {v}" for k, v in {**versions(), **_training_versions()}.items()) + ". "
-        "Wall time on this 2-CPU machine, two runs side by side: 62.5 minutes for a whole run before the resolve "
-        "set-up grew from 300k to 450k steps (5.6 to 7.8-8.3 CPU-minutes per resolve run) and the triage swap "
-        "below was added (20 more episodes per standard_day seed), so about 70-75 minutes now.",
+        + ", ".join(f"{k} {v}" for k, v in {**versions(), **_training_versions()}.items()) + "." + wall,
         "",
-        f"Each task is trained with {len(seeds)} seeds ({', '.join(map(str, seeds))}); each trained team is then evaluated greedily on {EPISODES} "
-        "episodes with the baselines' seeds (episode e: `SeedSequence(0, spawn_key=(e,))`), so every row below "
-        "saw the same customers. Team return is the sum of all reward components over the episode "
-        "(`SimulationResult.team_return`), whatever reward the agents trained on. Trained: mean over seeds "
-        "[95% CI over seeds, Student t]; baselines: mean [95% CI over episodes].",
+        f"Each task is trained with {len(seeds)} seeds ({', '.join(map(str, seeds))}) on the train split; each trained "
+        f"team is evaluated greedily on {EPISODES} episodes of each split with the baselines' seeds (episode e: "
+        "`SeedSequence(0, spawn_key=(e,))`), so every row saw the same customers. Team return is the sum of all "
+        "reward components over the episode (`SimulationResult.team_return`), whatever reward the agents trained on. "
+        "Trained: mean over seeds [95% CI over seeds, Student t]; baselines: mean [95% CI over episodes]. "
+        "The KPI columns are held-out.",
         "",
         METHOD,
     ]
     for task, s in summaries.items():
-        kpis = s["kpis"]
-        config = TASKS[task]["config"]
-        lines += [f"## {task}", "", f"Training: `{_config_line(config)}`.", ""]
-        lines += ["| policy | " + " | ".join(("team_return", *kpis)) + " |", "|---|" + "---:|" * (1 + len(kpis))]
-        lines.append("| PPO (trained) | " + " | ".join(_ci(s["trained"][m]) for m in ("team_return", *kpis)) + " |")
-        if "swap" in s:
-            lines.append(f"| PPO, heuristic {TASKS[task]['swap']} | " + " | ".join(_ci(s["swap"][m]) for m in ("team_return", *kpis)) + " |")
-        for policy in ("random", "heuristic"):
-            lines.append(f"| {policy} | " + " | ".join(_ci(s["baselines"][policy][m]) for m in ("team_return", *kpis)) + " |")
-        per_seed = ", ".join(f"{v:.2f}" for v in s["trained"]["team_return"]["per_seed"])
-        cpu = s["cpu_minutes"]
+        config = {**TASKS[task]["config"], **({"steps": scaled(task, s["scale"])["steps"]} if s["scale"] != 1 else {})}
+        curriculum = TASKS[task].get("curriculum")
+        lines += [f"## {task}", "", f"Training: `{_config_line(config)}`" + (
+            f", curriculum `{', '.join(f'{r} <- {src}' for r, src in curriculum.items())}` (same seed)." if curriculum else "."
+        ), ""]
+        lines += table(task, s)
         verdict = "**met**" if s["target"]["met"] else "**missed**"
+        per_seed = ", ".join(f"{v:.2f}" for v in s["trained"]["held-out"]["team_return"]["per_seed"])
+        cost = max(s["eval_cpu_seconds_per_episode"])
         lines += [
             "",
-            f"- Target: {s['target']['wording']}: {verdict}"
-            + ("" if s["target"]["met"] else f", short by {100 * (s['target']['threshold'] - s['target']['value']):.1f} percentage points"),
-            f"- Team return per seed: {per_seed}.",
-            f"- CPU minutes per run (training and its curve evaluations): {', '.join(f'{c:.1f}' for c in cpu)} "
-            f"(budget {TASKS[task]['budget_minutes']}).",
+            f"- Target: {s['target']['wording']}: {verdict}.",
+            f"- Held-out team return per seed: {per_seed}.",
+            f"- CPU minutes per run (training and its curve evaluations): {', '.join(f'{c:.1f}' for c in s['cpu_minutes'])} "
+            f"(budget {TASKS[task]['budget_minutes']}); scoring a checkpoint costs up to {cost:.2f} CPU-seconds an episode.",
             "",
             f"![{task} learning curves](learning_{task}.png)",
             "",
+            reading(task, s),
+            "",
         ]
-        lines += [_reading(task, s), ""]
-        if not s["target"]["met"] and task in WHY_MISSED:
+        if not s["target"]["met"]:
             lines += [WHY_MISSED[task], ""]
     return "\n".join(lines)
-
-
-def _reading(task: str, summary: dict) -> str:
-    values = {m: stat["mean"] for m, stat in summary["trained"].items()}
-    values["gap_closed"] = (values["team_return"] - float(summary["baselines"]["random"]["team_return"]["mean"])) / (
-        float(summary["baselines"]["heuristic"]["team_return"]["mean"]) - float(summary["baselines"]["random"]["team_return"]["mean"])
-    )
-    for prefix, policy in (("h_", "heuristic"), ("r_", "random")):
-        values |= {prefix + m: float(stat["mean"]) for m, stat in summary["baselines"][policy].items()}
-    if "swap" in summary:
-        values |= {"s_" + m: stat["mean"] for m, stat in summary["swap"].items()}
-        values["s_gap_closed"] = (values["s_team_return"] - values["r_team_return"]) / (
-            values["h_team_return"] - values["r_team_return"]
-        )
-        values["triage_share"] = (values["s_team_return"] - values["team_return"]) / (
-            values["h_team_return"] - values["team_return"]
-        )
-        values["triage_part"] = "the larger" if values["triage_share"] > 0.5 else "the smaller"
-    return READING[task].format(**values)
 
 
 def _training_versions() -> dict[str, str]:
@@ -367,9 +453,46 @@ def _ci(stat: dict) -> str:
     return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def _keep(record: dict) -> None:
-    """Save a run's record (this script's own cache: Python's JSON, NaN kept for undefined KPIs)."""
-    (RUNS / f"{record['task']}_s{record['seed']}" / "evaluation.json").write_text(json.dumps(record))
+def schedule(jobs: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Job order: the first seed's prerequisites and its long curriculum run, then every other short run,
+    then the other long runs -- so one worker trains the first long run while the other trains the
+    remaining prerequisites (with 2 workers: about 70 minutes instead of 85 for prerequisites first)."""
+    by_seed = sorted(jobs, key=lambda job: job[1])
+    short = [job for job in by_seed if "curriculum" not in TASKS[job[0]]]
+    long = [job for job in by_seed if "curriculum" in TASKS[job[0]]]
+    if not long:
+        return short
+    first = [(source, long[0][1]) for source in TASKS[long[0][0]]["curriculum"].values()]
+    before = [job for job in short if job in first]
+    return before + long[:1] + [job for job in short if job not in before] + long[1:]
+
+
+def run_jobs(jobs: list[tuple[str, int]], workers: int, scale: float) -> list[dict]:
+    """Run the jobs ``workers`` at a time; a worker takes the first job in ``schedule`` order whose
+    prerequisites (the same seed's curriculum sources, when they are among the jobs) are done."""
+    pending = schedule(jobs)
+    needs = {job: {(src, job[1]) for src in TASKS[job[0]].get("curriculum", {}).values()} & set(jobs) for job in jobs}
+    for job in jobs:  # a source not among the jobs must be on disk already
+        for source in TASKS[job[0]].get("curriculum", {}).values():
+            if (source, job[1]) not in jobs and not checkpoint_of(source, job[1]).is_file():
+                raise SystemExit(f"{job[0]} seed {job[1]} starts from {checkpoint_of(source, job[1])}: train {source} first")
+    done: set[tuple[str, int]] = set()
+    records = []
+    running = {}
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        while pending or running:
+            for job in [j for j in pending if needs[j] <= done][: workers - len(running)]:
+                pending.remove(job)
+                running[pool.submit(run_one, *job, scale)] = job
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                record = future.result()
+                done.add(running.pop(future))
+                records.append(record)
+                print(f"{record['task']} seed {record['seed']}: held-out team return "
+                      f"{record['evaluation']['held-out']['team_return']['mean']:.2f} "
+                      f"in {record['cpu_seconds'] / 60:.1f} CPU minutes", flush=True)
+    return records
 
 
 def main() -> None:
@@ -377,38 +500,29 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--workers", type=int, default=2, help="runs trained side by side (one CPU each)")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every step budget (smoke tests)")
     parser.add_argument("--report-only", action="store_true", help="rebuild the page from runs/learning/")
     args = parser.parse_args()
+    if not args.scale > 0:
+        parser.error(f"--scale must be positive, got {args.scale}")
 
     started = time.perf_counter()
     jobs = [(task, seed) for task in args.tasks for seed in args.seeds]
     if args.report_only:
         records = [json.loads((RUNS / f"{t}_s{s}" / "evaluation.json").read_text()) for t, s in jobs]
     else:
-        # Longest first, so the two workers finish together.
-        jobs.sort(key=lambda job: -TASKS[job[0]]["budget_minutes"])
-        with ProcessPoolExecutor(max_workers=args.workers) as pool:
-            futures = [pool.submit(run_one, task, seed) for task, seed in jobs]
-            records = []
-            for future in futures:
-                record = future.result()
-                records.append(record)
-                print(f"{record['task']} seed {record['seed']}: team return {record['evaluation']['team_return']['mean']:.2f} "
-                      f"in {record['cpu_seconds'] / 60:.1f} CPU minutes", flush=True)
-    missing = [r for r in records if "swap" in TASKS[r["task"]] and "swap" not in r]
-    if missing:  # runs from before the decomposition was added
-        with ProcessPoolExecutor(max_workers=args.workers) as pool:
-            for record, swap in zip(missing, pool.map(_swap, missing)):
-                record["swap"] = swap
+        records = run_jobs(jobs, args.workers, args.scale)
     RESULTS.mkdir(exist_ok=True)
     summaries = {}
     for task in args.tasks:
-        mine = [r for r in records if r["task"] == task]
-        reference = baselines(task)
-        summaries[task] = summarise(task, mine, reference)
+        mine = sorted((r for r in records if r["task"] == task), key=lambda r: r["seed"])
+        summaries[task] = summarise(task, mine, baselines(task))
         plot(task, mine, summaries[task], RESULTS / f"learning_{task}.png")
     command = "python benchmarks/learning.py" + ("" if args.tasks == list(TASKS) else " --tasks " + " ".join(args.tasks))
-    (RESULTS / "learning.md").write_text(markdown(summaries, args.seeds, command))
+    command += "" if args.scale == 1 else f" --scale {args.scale}"
+    command += "" if args.seeds == list(SEEDS) else " --seeds " + " ".join(map(str, args.seeds))
+    wall = None if args.report_only else (time.perf_counter() - started) / 60
+    (RESULTS / "learning.md").write_text(markdown(summaries, args.seeds, command, wall))
     write_json(RESULTS / "learning.json", {"generated_at": now(), "machine": machine(), "versions": versions(), "tasks": summaries})
     print(f"wrote {RESULTS / 'learning.md'} in {(time.perf_counter() - started) / 60:.1f} minutes")
 

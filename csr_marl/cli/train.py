@@ -65,6 +65,17 @@ def parse_hyperparameters(items: list[str] | None) -> dict[str, Any]:
     return parse_key_values(items, "--hp", "lr=3e-4")
 
 
+def parse_init_from(items: list[str] | None) -> dict[str, str]:
+    """``["triage=runs/classify/checkpoint.pt"]`` -> ``{"triage": "runs/classify/checkpoint.pt"}``."""
+    pairs = {}
+    for item in items or ():
+        role, sep, path = item.partition("=")
+        if not sep or not role.strip() or not path.strip():
+            raise UsageError(f"--init-from {item!r}: expected ROLE=CHECKPOINT, e.g. triage=runs/classify/checkpoint.pt")
+        pairs[role.strip()] = path.strip()
+    return pairs
+
+
 def train_config(**fields: Any) -> TrainConfig:
     """A :class:`TrainConfig`, with a one-line error naming the bad field."""
     try:
@@ -97,6 +108,16 @@ def train_command(
     ),
     eval_points: int = typer.Option(10, "--eval-points", help="Learning-curve points; a checkpoint at each."),
     eval_episodes: int = typer.Option(3, "--eval-episodes", help="Greedy evaluation episodes per point."),
+    smdp_tau: Optional[float] = typer.Option(
+        None, "--smdp-tau", help="Semi-MDP discounting: gamma per this many simulated minutes between an agent's decisions."
+    ),
+    central_critic: bool = typer.Option(
+        False, "--central-critic", help="The critic also reads env.state() at each decision (MAPPO-style); the actor does not."
+    ),
+    init_from: Optional[list[str]] = typer.Option(
+        None, "--init-from",
+        help="Curriculum ROLE=CHECKPOINT: the role starts from that run's actor and critic (matched by feature name); repeatable.",
+    ),
     hyperparameters: Optional[list[str]] = typer.Option(
         None, "--hp", help="Other TrainConfig field KEY=VALUE, e.g. lr=3e-4, gamma=0.9, envs=8; repeatable."
     ),
@@ -108,12 +129,16 @@ def train_command(
     options = dict(
         scenario=scenario, algo=algo, steps=steps, seed=seed, overrides=parse_sets(sets), reward_mode=reward_mode,
         split_team_costs=split_team_costs, eval_points=eval_points, eval_episodes=eval_episodes,
+        smdp_tau=smdp_tau, central_critic=central_critic, init_from=parse_init_from(init_from),
     )
     extra = parse_hyperparameters(hyperparameters)
     for key in extra.keys() & options.keys():
         raise UsageError(f"--hp {key}: use the --{key.replace('_', '-')} option")
     config = train_config(**options, **extra)
     config.training_scenario()  # a bad scenario name or override fails here, at once
+    for role, path in config.init_from.items():
+        if not Path(path).is_file():
+            raise UsageError(f"--init-from {role}={path}: no checkpoint file there")
     folder = check_output_folder(out or Path("runs/train") / f"{Path(scenario).stem}_{algo}_s{seed}", "--out")
     console.print(f"[bold]{escape(invocation(ctx))}[/] → {escape(str(folder))}", highlight=False)
 

@@ -6,8 +6,16 @@
 
 Each role has its own actor and critic, shared by every agent of the role (see :mod:`.networks`);
 rollouts come through Tianshou's ``PettingZooEnv`` and are regrouped into each agent's own decisions
-before Tianshou's PPO or A2C update (see :mod:`.turns`). torch and Tianshou are imported on first use
-of anything but :class:`TrainConfig`; without them, the error names the extra to install.
+before Tianshou's PPO or A2C update (see :mod:`.turns`). Three options make stronger learners
+(:class:`TrainConfig`, all off by default): ``smdp_tau`` discounts by the simulated minutes between an
+agent's decisions, ``central_critic`` lets the critic read ``env.state()`` (MAPPO-style), and
+``init_from`` starts a role from another task's checkpoint (:mod:`.curriculum`):
+
+    day = TrainConfig(scenario="standard_day", steps=1_000_000, central_critic=True, smdp_tau=2.0,
+                      init_from={"triage": "runs/classify/checkpoint.pt"})
+
+torch and Tianshou are imported on first use of anything but :class:`TrainConfig`; without them, the
+error names the extra to install.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Checkpoints: the trained actor and critic with what they were trained on, and the policy they give.
 
 A checkpoint is one ``torch.save`` file of plain data (loadable with ``weights_only=True``): the
-training config, the observation layout (feature names per role), the network weights, the optimiser
-state and how far training had got. :class:`CheckpointPolicy` turns it into a built-in-style policy,
+training config, the observation layout (feature names per role), the size of the global state a
+centralised critic reads (0 for none), the network weights, the optimiser state and how far training
+had got. :class:`CheckpointPolicy` turns it into a built-in-style policy,
 a callable from a core :class:`~csr_marl.sim.Decision` to an action, that encodes the observation
 exactly as the environment does.
 """
@@ -43,10 +44,14 @@ def layout_signature(layout: Layout) -> dict[str, list[str]]:
     return {role: list(roles_layout.names) for role, roles_layout in layout.roles_layout.items()}
 
 
-def build_networks(signature: dict[str, list[str]], n_actions: int, hidden: int) -> tuple[RoleActor, RoleCritic]:
+def build_networks(
+    signature: dict[str, list[str]], n_actions: int, hidden: int, state_size: int = 0
+) -> tuple[RoleActor, RoleCritic]:
+    """One actor and one critic over the roles of ``signature``; the critic also reads ``state_size``
+    global-state entries after the observation (a centralised critic) when that is above 0."""
     roles = list(signature)
     obs_size = len(signature[roles[0]])
-    return RoleActor(obs_size, n_actions, roles, hidden), RoleCritic(obs_size, roles, hidden)
+    return RoleActor(obs_size, n_actions, roles, hidden), RoleCritic(obs_size, roles, hidden, state_size)
 
 
 def save_checkpoint(
@@ -67,6 +72,7 @@ def save_checkpoint(
         "config": config.model_dump(mode="json"),
         "layout": layout_signature(layout),
         "n_actions": int(actor.out_size),
+        "state_size": int(critic.state_size),
         "actor": actor.state_dict(),
         "critic": critic.state_dict(),
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
@@ -106,7 +112,8 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{source} is not a csr_marl checkpoint (expected format {FORMAT})")
     config = TrainConfig.model_validate(payload["config"])
-    actor, critic = build_networks(payload["layout"], payload["n_actions"], config.hidden)
+    # Checkpoints from before centralised critics have no state_size: their critic reads observations only.
+    actor, critic = build_networks(payload["layout"], payload["n_actions"], config.hidden, payload.get("state_size", 0))
     actor.load_state_dict(payload["actor"])
     critic.load_state_dict(payload["critic"])
     actor.eval()

@@ -19,6 +19,17 @@ class TrainConfig(BaseModel):
     Every agent of a role shares that role's actor and critic (one small MLP each, picked by the role
     one-hot of ``uniform_spaces`` observations). ``steps`` counts environment steps: AEC turns, one
     decision each. Rollouts are whole episodes, ``episodes_per_update`` of them per update.
+
+    Stronger learners, all off by default:
+
+    * ``smdp_tau`` (minutes): semi-MDP discounting. The discount between an agent's decision and its
+      next is ``gamma ** (dt / smdp_tau)``, dt the simulated minutes between them, so ``gamma`` is
+      the discount per ``smdp_tau`` minutes rather than per decision (:mod:`.turns`).
+    * ``central_critic``: a MAPPO-style critic that reads the agent's observation followed by
+      ``env.state()`` at that decision; the actor, and so a checkpoint's policy, is unchanged.
+    * ``init_from`` (role -> checkpoint path): curriculum. The role's actor and critic start from
+      that checkpoint's (trained on another task, e.g. triage from ``tasks/classify``), copied by
+      feature and action name where the layouts differ (:mod:`.curriculum`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -53,11 +64,23 @@ class TrainConfig(BaseModel):
     eval_episodes: int = Field(default=3, ge=1, description="greedy episodes per learning-curve point")
     kpis: tuple[str, str] | None = Field(default=None, description="the curve's two KPIs; None: by roles")
     threads: int = Field(default=1, ge=1, description="torch CPU threads")
+    smdp_tau: float | None = Field(
+        default=None, gt=0, description="semi-MDP discounting: gamma per this many simulated minutes; None: per decision"
+    )
+    central_critic: bool = Field(default=False, description="the critic also reads env.state() (MAPPO-style)")
+    init_from: dict[str, str] = Field(
+        default_factory=dict, description="curriculum: role -> checkpoint path its actor and critic start from"
+    )
 
     @model_validator(mode="after")
     def _fits(self) -> "TrainConfig":
         if self.eval_points > self.steps:
             raise ValueError(f"eval_points ({self.eval_points}) cannot exceed steps ({self.steps})")
+        for role, path in self.init_from.items():
+            if role not in ROLES:
+                raise ValueError(f"init_from: unknown role {role!r} (roles: {', '.join(ROLES)})")
+            if not path:
+                raise ValueError(f"init_from[{role}]: empty checkpoint path")
         return self
 
     @property

@@ -4,6 +4,10 @@ With ``uniform_spaces=True`` every agent's observation starts with ``role_triage
 role_escalation`` and every role has the same action count, so one module serves the whole team
 while each role keeps its own weights (the roles read different features and choose among
 different actions). All agents of a role share that role's weights.
+
+A centralised critic (MAPPO-style, ``central_critic``) reads the observation followed by the
+environment's global state (``env.state()`` at the decision, ``obs.state`` in the batch); the
+actor never does, so a trained team still plays from its own observations.
 """
 
 from __future__ import annotations
@@ -55,10 +59,15 @@ class RoleActor(RoleMLP):
 
 
 class RoleCritic(RoleMLP):
-    """Value of an observation batch, shape ``(batch, 1)``."""
+    """Value of an observation batch, shape ``(batch, 1)``; with ``state_size`` > 0 it reads
+    ``obs.obs`` followed by ``obs.state`` (a centralised critic)."""
 
-    def __init__(self, obs_size: int, roles: list[str], hidden: int) -> None:
-        super().__init__(obs_size, 1, roles, hidden)
+    def __init__(self, obs_size: int, roles: list[str], hidden: int, state_size: int = 0) -> None:
+        super().__init__(obs_size + state_size, 1, roles, hidden)
+        self.state_size = state_size
 
     def forward(self, obs: Any, **kwargs: Any) -> torch.Tensor:
-        return self.run(_tensor(obs.obs, torch.float32))
+        x = _tensor(obs.obs, torch.float32)
+        if self.state_size:
+            x = torch.cat((x, _tensor(obs.state, torch.float32)), dim=1)
+        return self.run(x)

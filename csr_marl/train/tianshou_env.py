@@ -19,6 +19,10 @@ Tianshou's plain per-turn vector (every agent's reward of each turn, no closing 
 algorithms that regroup turns themselves, as the project's trainer does (:mod:`.turns`). Masks are
 read from ``info["action_mask"]``, so any observation layout works.
 
+Two extra entries of the observation dict, only when asked: ``with_state=True`` adds ``state``,
+``env.state()`` at that decision (for a centralised critic), ``with_time=True`` adds ``time``, the
+simulation clock in minutes (for semi-MDP discounting).
+
     from tianshou.env import DummyVectorEnv
     from csr_marl.train import TianshouEnv
     venv = DummyVectorEnv([lambda: TianshouEnv("standard_day") for _ in range(4)])
@@ -46,13 +50,24 @@ class TianshouEnv(PettingZooEnv):
     Observations are ``{agent_id, obs, mask}`` for the agent whose decision is due; rewards are one
     value per agent (``possible_agents`` order), credited as ``credit`` says (module docstring). The
     core's result of every finished episode is kept in :attr:`finished` (team return and KPIs, as
-    ``csr_marl.simulate`` reports them).
+    ``csr_marl.simulate`` reports them). ``with_state`` / ``with_time`` add ``state`` / ``time`` to the
+    observation dict (module docstring).
     """
 
-    def __init__(self, env: AECEnv | ScenarioLike = "standard_day", *, credit: str = "turn", **options: Any) -> None:
+    def __init__(
+        self,
+        env: AECEnv | ScenarioLike = "standard_day",
+        *,
+        credit: str = "turn",
+        with_state: bool = False,
+        with_time: bool = False,
+        **options: Any,
+    ) -> None:
         if credit not in CREDITS:
             raise ValueError(f"credit must be one of {CREDITS}, got {credit!r}")
         self.credit = credit
+        self.with_state = with_state
+        self.with_time = with_time
         self.finished: list[SimulationResult] = []
         self._owed = np.zeros(0)
         super().__init__(env if isinstance(env, AECEnv) else envs.env(env, **options))
@@ -101,5 +116,10 @@ class TianshouEnv(PettingZooEnv):
         if not mask.any():  # a closing transition: only the no-op
             mask = np.zeros(self.action_space.n, dtype=bool)
             mask[-1] = True
-        return {"agent_id": self.env.agent_selection, "obs": vector, "mask": mask.tolist()}
+        out = {"agent_id": self.env.agent_selection, "obs": vector, "mask": mask.tolist()}
+        if self.with_state:
+            out["state"] = self.env.unwrapped.state()
+        if self.with_time:
+            out["time"] = float(self.env.unwrapped.center.env.now)
+        return out
 

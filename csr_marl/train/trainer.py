@@ -5,9 +5,12 @@ How the pieces fit, CleanRL-style from top to bottom:
 1. ``envs`` copies of :class:`.tianshou_env.TianshouEnv` (Tianshou's ``PettingZooEnv`` over
    ``csr_marl.env()``, ``credit="step"``: every agent's reward of each turn, for :mod:`.turns`), in a
    ``DummyVectorEnv``; each step is one AEC turn (the agent whose decision is due).
-2. Actor and critic: one MLP per role (:mod:`.networks`), the mask applied to the logits.
+2. Actor and critic: one MLP per role (:mod:`.networks`), the mask applied to the logits; the critic
+   also reads ``env.state()`` with ``central_critic``; roles named in ``init_from`` start from
+   another run's checkpoint (:mod:`.curriculum`).
 3. Tianshou's on-policy trainer collects ``episodes_per_update`` whole episodes, then the algorithm
-   regroups them into each agent's own decisions (:mod:`.turns`) and runs its usual update.
+   regroups them into each agent's own decisions (:mod:`.turns`; with ``smdp_tau``, discounted by the
+   simulated time between them) and runs its usual update.
 4. After each of ``eval_points`` epochs: a greedy evaluation on fixed seeds (team return and two KPIs,
    scored by the core as ``simulate`` scores the baselines), a checkpoint, a row of the curve.
 
@@ -97,6 +100,9 @@ def _train(
     from .evaluation import play_episodes
     from .tianshou_env import TianshouEnv
 
+    for role, path in config.init_from.items():
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"init_from[{role}]: no checkpoint file at {path}")
     out.mkdir(parents=True, exist_ok=True)
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     torch.manual_seed(config.seed)
@@ -112,7 +118,10 @@ def _train(
         name: _means([simulate(eval_scenario, name, seed) for seed in eval_seeds], kpis) for name in REFERENCE_POLICIES
     }
 
-    envs = [TianshouEnv(scenario, credit="step") for _ in range(config.envs)]  # regrouped by .turns
+    envs = [  # regrouped by .turns
+        TianshouEnv(scenario, credit="step", with_state=config.central_critic, with_time=config.smdp_tau is not None)
+        for _ in range(config.envs)
+    ]
     venv = DummyVectorEnv([partial(_same, env) for env in envs])
     venv.seed([int(s) for s in np.random.SeedSequence(config.seed).generate_state(config.envs)])
     steps_done = StepCounter()
@@ -199,11 +208,15 @@ def _algorithm(config: TrainConfig, env: Any, steps_done: StepCounter) -> tuple[
     from tianshou.algorithm.optim import AdamOptimizerFactory
 
     from .checkpoint import build_networks, layout_signature, observation_layout
+    from .curriculum import init_role
     from .schedule import LinearDecay
     from .turns import TurnsA2C, TurnsPPO
 
     layout = observation_layout(env.env.unwrapped.scenario)
-    actor, critic = build_networks(layout_signature(layout), int(env.action_space.n), config.hidden)
+    state_size = len(layout.state_names) if config.central_critic else 0
+    actor, critic = build_networks(layout_signature(layout), int(env.action_space.n), config.hidden, state_size)
+    for role, path in config.init_from.items():
+        init_role(role, path, actor, critic, layout)
     policy = DiscreteActorPolicy(
         actor=actor, action_space=env.action_space, observation_space=env.observation_space, deterministic_eval=True
     )
@@ -213,6 +226,7 @@ def _algorithm(config: TrainConfig, env: Any, steps_done: StepCounter) -> tuple[
     extra = {"eps_clip": config.eps_clip} if config.algo == "ppo" else {}
     algorithm = {"ppo": TurnsPPO, "a2c": TurnsA2C}[config.algo](
         agent_columns=dict(env.agent_idx),
+        smdp_tau=config.smdp_tau,
         policy=policy,
         critic=critic,
         optim=optimizer,
