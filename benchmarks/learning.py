@@ -65,7 +65,7 @@ HIGHER_IS_BETTER = {"sla_attainment": True, "abandonment_rate": False}
 TASKS: dict[str, dict] = {
     "classify": {
         "config": dict(
-            scenario="tasks/classify", steps=400_000, gamma=0.5, gae_lambda=0.9, episodes_per_update=16,
+            scenario="tasks/classify", steps=120_000, gamma=0.5, gae_lambda=0.9, episodes_per_update=16,
             eval_points=10, central_critic=True,
         ),
         "budget_minutes": 10,
