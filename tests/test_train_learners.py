@@ -163,6 +163,7 @@ def test_init_from_refuses_a_role_the_checkpoint_or_scenario_lacks(source, tmp_p
     missing = TrainConfig(scenario="tasks/resolve", init_from={"resolver": "no/such.pt"}, **TINY)
     with pytest.raises(FileNotFoundError, match=r"init_from\[resolver\]: no checkpoint file"):
         train(missing, tmp_path / "c", plot=False)
+    assert not any((tmp_path / name).exists() for name in "abc")  # refused before the output folder is made
 
 
 def test_stronger_learners_same_seed_same_curve(source, tmp_path):

@@ -50,10 +50,10 @@ def baseline_command(
     checkpoint, overrides = checkpoint_path(policy), parse_sets(sets)
     if split not in BASELINE_SPLITS:
         raise StudyError(f"--split must be one of {', '.join(BASELINE_SPLITS)}, got {split!r}")
+    if checkpoint is not None and split == "both":
+        raise StudyError("--split both is for built-in policies; evaluate a checkpoint with --split train, then test")
     check_output_folder(out, "--out")  # before running every episode, not after
     if checkpoint is not None:
-        if split == "both":
-            raise StudyError("--split both is for built-in policies; evaluate a checkpoint with --split train, then test")
         if split != "all":
             overrides = {**overrides, "tickets.split": split}
         names = [None] if scenario is None else resolve_scenarios(scenario)

@@ -68,7 +68,7 @@ import dataclasses
 import json
 import string
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium
@@ -82,8 +82,7 @@ from ..config.loading import load_ticket_bank
 from ..config.tickets import TicketBank
 from ..envs.common import ScenarioLike
 from ..envs.driver import agent_names
-from ..sim.decisions import Decision
-from .session import TextSession, TextStep
+from .session import Colleagues, TextSession, TextStep
 from .tools import ToolCallError
 
 OBSERVATION_MAX_LENGTH = 16_384
@@ -148,7 +147,7 @@ class TextContactCenterEnv(AECEnv):
         seed: int | None = None,
         *,
         roles: tuple[str, ...] = ROLES,
-        colleagues: str | Mapping[str, str | Callable[[Decision], int]] = "heuristic",
+        colleagues: Colleagues = "heuristic",
         render_mode: str | None = None,
         max_retries: int = 2,
         overrides: Mapping[str, Any] | None = None,
@@ -350,7 +349,7 @@ def text_env(
     scenario: ScenarioLike = "standard_day",
     seed: int | None = None,
     roles: tuple[str, ...] = ROLES,
-    colleagues: str | Mapping[str, str | Callable[[Decision], int]] = "heuristic",
+    colleagues: Colleagues = "heuristic",
     render_mode: str | None = None,
     max_retries: int = 2,
     **overrides: Any,

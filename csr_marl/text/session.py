@@ -45,6 +45,9 @@ from ..sim.result import SimulationResult
 from .observation import describe
 from .tools import ToolCallError, parse_call, tool_specs
 
+#: Who plays the roles no model plays: one built-in policy name for all, or per role a name or a callable.
+Colleagues = str | Mapping[str, str | Callable[[Decision], int]]
+
 
 @dataclass
 class Turn:
@@ -78,7 +81,7 @@ class TextSession:
         seed: int | None = None,
         *,
         roles: tuple[str, ...] = ROLES,
-        colleagues: str | Mapping[str, str | Callable[[Decision], int]] = "heuristic",
+        colleagues: Colleagues = "heuristic",
         overrides: Mapping[str, Any] | None = None,
         max_retries: int = 2,
         grader: Grader | None = None,
@@ -262,7 +265,7 @@ class TextSession:
 
 
 def _colleagues_by_role(
-    colleagues: str | Mapping[str, str | Callable[[Decision], int]], played: tuple[str, ...]
+    colleagues: Colleagues, played: tuple[str, ...]
 ) -> dict[str, str | Callable[[Decision], int]]:
     """Who answers each role the caller does not play (a mapping's missing roles: the heuristic)."""
     others = [role for role in ROLES if role not in played]

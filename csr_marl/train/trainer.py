@@ -103,7 +103,6 @@ def _train(
     for role, path in config.init_from.items():
         if not Path(path).is_file():
             raise FileNotFoundError(f"init_from[{role}]: no checkpoint file at {path}")
-    out.mkdir(parents=True, exist_ok=True)
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     torch.manual_seed(config.seed)
     # Tianshou draws minibatch orders from numpy's (and Python's) global generators: unseeded, the
@@ -126,6 +125,7 @@ def _train(
     venv.seed([int(s) for s in np.random.SeedSequence(config.seed).generate_state(config.envs)])
     steps_done = StepCounter()
     algorithm, layout = _algorithm(config, envs[0], steps_done)
+    out.mkdir(parents=True, exist_ok=True)  # after init_from's checkpoints were read and checked
     actor, critic = algorithm.policy.actor, algorithm.critic
     per_env = (math.ceil(config.rollout_episodes / config.envs) + 1) * _episode_length_bound(scenario)
     collector = Collector(algorithm, venv, VectorReplayBuffer(config.envs * per_env, config.envs))
