@@ -8,23 +8,31 @@
 The PettingZoo factories ``env``, ``raw_env`` and ``parallel_env``, the language interface's
 ``text_env`` (text observations, JSON tool calls as actions) and ``TextSession``, and the
 trained-policy loader ``load_checkpoint_policy`` (the ``train`` extra) are imported on first use, so
-``import csr_marl`` stays light.
+``import csr_marl`` stays light. ``load_scenario``, ``simulate``, ``scenario_names`` and ``ScenarioError``
+are imported on first use too, so that ``csr-marl --help`` and ``csr-marl --version`` load no numpy,
+pydantic or SimPy.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .config import ScenarioError, load_scenario, scenario_names
-from .simulation import simulate
-
 __version__ = "0.1.0"
 
 _ENV_NAMES = ("env", "raw_env", "parallel_env")
 _TEXT_NAMES = ("text_env", "TextSession")
+_CONFIG_NAMES = ("ScenarioError", "load_scenario", "scenario_names")
 
 
 def __getattr__(name: str) -> Any:
+    if name in _CONFIG_NAMES:
+        from . import config
+
+        return getattr(config, name)
+    if name == "simulate":
+        from .simulation import simulate
+
+        return simulate
     if name in _ENV_NAMES:
         from . import envs
 
@@ -40,4 +48,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'csr_marl' has no attribute {name!r}")
 
 
-__all__ = ["ScenarioError", "load_scenario", "load_checkpoint_policy", "scenario_names", "simulate", *_ENV_NAMES, *_TEXT_NAMES]
+__all__ = [*_CONFIG_NAMES, "load_checkpoint_policy", "simulate", *_ENV_NAMES, *_TEXT_NAMES]

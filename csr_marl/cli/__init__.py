@@ -1,36 +1,177 @@
-"""The ``csr-marl`` command: scenarios, simulate, and the what-if tools."""
+"""The ``csr-marl`` command: scenarios, simulate, and the what-if tools.
+
+Commands are imported lazily: ``csr-marl --help`` and ``csr-marl --version`` load typer alone, and a
+command's module (with numpy, SimPy, the envs...) is imported only when that command runs or shows its
+own help. The one-line summaries listed by ``csr-marl --help`` are written here, and a test checks
+that each is the first line of its command's docstring.
+
+To add a command, add a :class:`LazyCommand` to :data:`COMMANDS`.
+"""
 
 from __future__ import annotations
 
-import typer
+import importlib
+from dataclasses import dataclass
+from typing import Any, Optional
 
-from .agent import agent_command
-from .baseline import baseline_command
-from .erlang import erlang_command
-from .serve import serve_command
-from .simulate import scenarios_command, simulate_command
-from .staff import staff_command
-from .sweep import sweep_command
-from .train import evaluate_command, train_command
+import typer
+from typer.core import TyperCommand, TyperGroup
+from typer.models import CommandInfo
+
+from .. import __version__
+
+
+@dataclass(frozen=True)
+class LazyCommand:
+    """A command named on the command line, found as ``csr_marl.cli.<module>.<function>`` when used."""
+
+    name: str
+    module: str
+    function: str
+    summary: str
+
+
+COMMANDS: tuple[LazyCommand, ...] = (
+    LazyCommand("scenarios", "simulate", "scenarios_command", "List the scenarios shipped with csr_marl."),
+    LazyCommand("simulate", "simulate", "simulate_command", "Run one episode with a built-in or trained policy and print the KPI table."),
+    LazyCommand("sweep", "sweep", "sweep_command", "Run every combination of the --vary values, replicated, and report each KPI's mean and 95% CI."),
+    LazyCommand("staff", "staff", "staff_command", "Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role."),
+    LazyCommand("erlang", "erlang", "erlang_command", "Agents needed for a service-level goal in one interval, with P(wait), ASA, occupancy (and abandonment)."),
+    LazyCommand("baseline", "baseline", "baseline_command", "Run a built-in or trained policy for several episodes per scenario; print and write the table."),
+    LazyCommand("train", "train", "train_command", "Train every role of a scenario on CPU; write checkpoint.pt, curve.csv, curve.png and run.json."),
+    LazyCommand("evaluate", "train", "evaluate_command", "Score a trained team as `csr-marl baseline` scores the built-in policies (same seeds, same KPIs)."),
+    LazyCommand("agent", "agent", "agent_command", "Play episodes with a chat model on some roles; print the [START]/[STEP]/[END] log, the table, pass^k."),
+    LazyCommand("serve", "serve", "serve_command", "Serve the contact center to OpenEnv clients: text turns in, tool calls out, over a WebSocket per session."),
+)
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """What the top-level help reads of a command it lists (no import of the command's module)."""
+
+    name: str
+    help: str
+    hidden: bool = False
+    deprecated: bool = False
+    rich_help_panel: Optional[str] = None
+
+    @property
+    def short_help(self) -> str:
+        return self.help
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return self.help
+
+
+def plain_metavars(params: list[Any]) -> list[Any]:
+    """Metavars as click and most tools print them: ``SCENARIO``, ``--seed INTEGER``, ``--json`` (no ``<bool>``)."""
+    for param in params:
+        if getattr(param, "_plain_metavar", False):
+            continue
+        if param.param_type_name == "argument":
+            param.metavar = name = (param.name or "arg").upper()
+            usage = name if param.required else f"[{name}]"
+            # typer writes a required argument as {name} and its type as <str>: click's SCENARIO instead
+            param._usage_display_name = lambda usage=usage: usage
+            param.display_type_rich = lambda ctx=None: None
+        elif param.param_type_name == "option":
+            if param.is_flag or param.count:
+                param.metavar = ""
+            elif param.metavar is None:
+                param.metavar = _type_metavar(param)
+        param._plain_metavar = True  # type: ignore[attr-defined]
+    return params
+
+
+def _type_metavar(param: Any) -> str:
+    """``INTEGER``, ``FLOAT``, ``TEXT``, ``PATH`` or ``[a|b]`` for an option's value."""
+    describe = getattr(param, "type_descriptor", None)  # typer >= 0.20 describes types itself
+    if describe is None:
+        return str(getattr(param.type, "name", "text")).upper()
+    if describe.is_choice:
+        return "[" + "|".join(str(choice) for choice in describe.choices or ()) + "]"
+    if describe.is_path:
+        return "PATH"
+    label = param.bare_type().removeprefix("list[").removesuffix("]")
+    return {"int": "INTEGER", "float": "FLOAT", "str": "TEXT"}.get(label, label.upper())
+
+
+class PlainCommand(TyperCommand):
+    """A typer command whose help shows click-style metavars."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return plain_metavars(super().get_params(ctx))
+
+
+class LazyGroup(TyperGroup):
+    """The top-level group: lists :data:`COMMANDS` without importing them; imports one when it is used."""
+
+    _listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        eager = [name for name in super().list_commands(ctx) if name not in _BY_NAME]
+        return [command.name for command in COMMANDS] + eager
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Optional[Any]:
+        found = super().get_command(ctx, cmd_name)
+        if found is not None or cmd_name not in _BY_NAME:
+            return found
+        entry = _BY_NAME[cmd_name]
+        if self._listing:  # the top-level help needs only the summary
+            return _Listed(cmd_name, entry.summary)
+        callback = getattr(importlib.import_module(f"{__name__}.{entry.module}"), entry.function)
+        command = typer.main.get_command_from_info(
+            CommandInfo(name=cmd_name, callback=callback, cls=PlainCommand),
+            pretty_exceptions_short=True,
+            rich_markup_mode=self.rich_markup_mode,
+        )
+        self.commands[cmd_name] = command
+        return command
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return plain_metavars(super().get_params(ctx))
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
+_BY_NAME = {command.name: command for command in COMMANDS}
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"csr-marl {__version__}")
+        raise typer.Exit()
+
 
 app = typer.Typer(
     name="csr-marl",
+    cls=LazyGroup,
     help="Simulate a customer-service contact center: run scenarios, compare policies, size staffing.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-app.command("scenarios")(scenarios_command)
-app.command("simulate")(simulate_command)
-app.command("sweep")(sweep_command)
-app.command("staff")(staff_command)
-app.command("erlang")(erlang_command)
-app.command("baseline")(baseline_command)
-app.command("train")(train_command)
-app.command("evaluate")(evaluate_command)
-app.command("agent")(agent_command)
-app.command("serve")(serve_command)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+    ),
+) -> None:
+    """Simulate a customer-service contact center: run scenarios, compare policies, size staffing."""
 
 
 def main() -> None:  # pragma: no cover - console entry
     app()
+
+
+def command_callback(name: str) -> Any:
+    """The function behind ``csr-marl NAME`` (imports its module)."""
+    entry = _BY_NAME[name]
+    return getattr(importlib.import_module(f"{__name__}.{entry.module}"), entry.function)
