@@ -112,7 +112,7 @@ def test_staff_json() -> None:
     result = runner.invoke(app, ["staff", "mmc", "--target", "p_wait<=0.5", "--min-replications", "4", "--max-replications", "12",
                                  "--workers", "1", "--json", "--set", "horizon_minutes=180", "--set", "warmup_minutes=0"])
     assert result.exit_code == 0, result.output
-    payload = json.loads(result.output)
+    payload = json.loads(result.stdout)  # progress lines go to stderr
     resolver = payload["roles"]["resolver"]
     assert payload["staffing"]["resolver"] == resolver["headcount"] == 5
     assert resolver["one_below"]["staffing"]["resolver"] == 4 and resolver["one_below"]["meets_targets"] is False
@@ -150,7 +150,8 @@ def test_baseline_split_both_writes_train_and_held_out_rows(tmp_path: Path) -> N
     result = runner.invoke(app, ["baseline", "--policy", "heuristic", "--scenario", "tasks/classify,mmc", "--episodes",
                                  "2", "--split", "both", "--out", str(tmp_path), "--workers", "1", *SHORT])
     assert result.exit_code == 0, result.output
-    assert "| tasks/classify | held-out | " in result.output  # piped: the Markdown table
+    assert "tasks/classify (held-out)" in result.output and "|" not in result.stdout  # a table, not Markdown
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
     payload = json.loads((tmp_path / "heuristic_baseline.json").read_text())
     assert list(payload["scenarios"]) == ["tasks/classify (train)", "tasks/classify (held-out)", "mmc"]
 

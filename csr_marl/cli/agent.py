@@ -13,8 +13,7 @@ from ..text.judge import ChatJudge
 from ..text.players import LLM, parse_team
 from ..text.report import passk_markdown, write_agent_report
 from ..text.runner import AgentRunner
-from ..whatif.baselines import HEADLINE, markdown_table
-from .common import check_output_folder, console, escape, estimates_table, fail, friendly_errors, parse_sets, print_definitions
+from .common import check_output_folder, console, escape, fail, friendly_errors, parse_sets, print_estimates, with_overrides
 from .sweep import SETS, invocation
 
 
@@ -91,11 +90,7 @@ def agent_command(
         fail(str(error))
     rows = report.rows()
     title = f"{scenario} · team {','.join(f'{r}={p}' for r, p in team.items())} · {episodes} episodes · mean ± 95% CI half-width"
-    if console.is_terminal:
-        console.print(estimates_table(title, "scenario", rows, lambda row: row.scenario))
-        print_definitions(HEADLINE)
-    else:  # piped: Markdown, not squeezed to 80 columns
-        print(f"{title}\n\n{markdown_table(rows)}\n")
+    print_estimates(with_overrides(title, overrides), "scenario", rows, lambda row: row.scenario)
     print(f"pass^k ({episodes} episodes x {k} tries)\n\n{passk_markdown(report)}\n", flush=True)
     console.print(f"[dim]success: {escape(report.success_rule)}[/]", highlight=False, soft_wrap=True)
     if ctx.params.get("api_key"):

@@ -9,11 +9,11 @@ from typing import Optional
 import typer
 
 from ..whatif import run_baselines, write_baseline_report
-from ..whatif.baselines import BASELINE_SPLITS, HEADLINE, markdown_table, resolve_scenarios
+from ..whatif.baselines import BASELINE_SPLITS, resolve_scenarios
 from ..whatif.errors import StudyError
 from ..whatif.executors import executor_scope
-from .common import check_output_folder, console, escape, estimates_table, friendly_errors, parse_sets, print_definitions
-from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, WORKERS, check_backend, invocation, progress_bar
+from .common import check_output_folder, console, escape, friendly_errors, parse_sets, print_estimates, progress_bar, with_overrides
+from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, WORKERS, check_backend, invocation
 from .train import checkpoint_path, evaluate_trained
 
 
@@ -68,11 +68,7 @@ def baseline_command(
                 scenario or "all", policy, episodes=episodes, seed=seed or 0, overrides=overrides,
                 executor=pool, progress=bar, split=split,
             )
-    title = f"policy={policy} · {episodes} episodes · mean ± 95% CI half-width"
-    if console.is_terminal:
-        console.print(estimates_table(title, "scenario", rows, lambda row: row.label))
-        print_definitions(HEADLINE)
-    else:  # piped: a Markdown table, not squeezed to 80 columns
-        print(f"{title}\n\n{markdown_table(rows)}\n")
+    title = with_overrides(f"policy={policy} · {episodes} episodes · mean ± 95% CI half-width", parse_sets(sets))
+    print_estimates(title, "scenario", rows, lambda row: row.label)
     paths = write_baseline_report(rows, out, seed=seed or 0, command=invocation(ctx))
     console.print(f"[dim]wrote {escape(', '.join(str(p) for p in paths))}[/]", highlight=False)

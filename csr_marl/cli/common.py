@@ -1,14 +1,30 @@
-"""Shared CLI plumbing: one-line errors with exit code 2, ``--set key=value`` parsing, tables."""
+"""Shared CLI plumbing: one-line errors with exit code 2, ``--set key=value`` parsing, tables, strict
+JSON, progress.
+
+Conventions every command follows:
+
+* **Errors** are one line on stderr (``error: ...``) and exit code 2.
+* **JSON** (``--json``) is strict: NaN and infinities, which JSON has no words for, are written as
+  ``null`` (a KPI that was not measured, e.g. the ASA of a queue nobody entered).
+* **Progress** of long work goes to stderr: a bar on a terminal, else a plain line every
+  :data:`PROGRESS_EVERY_SECONDS` (and at the end), so a log or CI job shows the run is alive.
+* **Tables** fit 80 columns; abbreviations in a header are defined under the table; ``--set``
+  overrides are shown in the title.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import math
 import os
+import sys
 import tempfile
+import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import typer
 import yaml
@@ -20,24 +36,90 @@ from rich.text import Text
 from ..config.loading import ScenarioError
 from ..sim.kpis import kpi_definitions
 from ..whatif.baselines import HEADLINE, BaselineRow, plus_minus
+from ..whatif.store import json_safe
 
 console = Console()
 err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
+TABLE_WIDTH = 80
+PROGRESS_EVERY_SECONDS = 10.0
 
 
 class UsageError(ValueError):
     """Bad command-line input; printed as one line, exit code 2."""
 
 
+def one_line(message: str) -> str:
+    """``message`` with its line breaks and runs of spaces folded into single spaces."""
+    return " ".join(str(message).split())
+
+
 def fail(message: str) -> None:
+    """Print ``error: message`` as one line on stderr and exit with code 2."""
     # escape(): a message may hold brackets, e.g. pip install 'csr-marl[plot]', that rich would eat.
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 
 def warn(message: str) -> None:
-    err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    """Print ``warning: message`` as one line on stderr."""
+    err_console.print(f"[yellow]warning:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True)
+
+
+def note(message: str) -> None:
+    """A progress or status line on stderr (dim on a terminal, plain text in a log)."""
+    err_console.print(f"[dim]{escape(message)}[/]", highlight=False, soft_wrap=True)
+
+
+def print_json(payload: Any) -> None:
+    """Print ``payload`` as strict JSON: NaN and infinities become ``null``; numpy values become numbers."""
+    print(json.dumps(json_safe(payload), indent=2, allow_nan=False, default=_json_value))
+
+
+def _json_value(value: Any) -> Any:
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return json_safe(value.tolist())
+    return str(value)
+
+
+def with_overrides(title: str, overrides: Mapping[str, Any] | None) -> str:
+    """A table title with the ``--set`` overrides the run used, so a pasted table says what it shows."""
+    if not overrides:
+        return title
+    return f"{title} · set " + ", ".join(f"{key}={_override_value(value)}" for key, value in overrides.items())
+
+
+def _override_value(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, (dict, list)) else "null" if value is None else str(value)
+
+
+@contextlib.contextmanager
+def progress_bar(description: str, unit: str = "runs") -> Iterator[Callable[[int, int], None]]:
+    """Report ``done/total`` of long work on stderr: a rich bar on a terminal, else plain lines.
+
+    Plain lines come at most every :data:`PROGRESS_EVERY_SECONDS` seconds and once at the end, e.g.
+    ``sweep: 40/200 runs (20%), 12 s``.
+    """
+    if err_console.is_terminal:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=err_console, transient=True) as bar:
+            task = bar.add_task(description, total=None)
+            yield lambda done, total: bar.update(task, completed=done, total=total)
+        return
+    started = last = time.monotonic()
+
+    def report(done: int, total: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if done < total and now - last < PROGRESS_EVERY_SECONDS:
+            return
+        last = now
+        share = f" ({done / total:.0%})" if total else ""
+        print(f"{description}: {done}/{total} {unit}{share}, {now - started:.0f} s", file=sys.stderr, flush=True)
+
+    yield report
 
 
 def _show_warning(message: Warning | str, *_args: Any, **_kwargs: Any) -> None:
@@ -152,8 +234,30 @@ def kpi_table(title: str, rows: dict[str, Any], definitions: dict[str, str] | No
     return table
 
 
+def print_estimates(title: str, label: str, rows: Iterable[BaselineRow], name: Callable[[BaselineRow], str]) -> None:
+    """The headline KPIs of baseline-style rows as a table that fits 80 columns, each KPI defined under it.
+
+    KPIs not measured in any row (no resolvers, no replies...) are left out, and so are KPIs that are
+    exactly 0 in every episode of every row; both are named under the table.
+    """
+    rows = list(rows)
+    unmeasured = [k for k in HEADLINE if all(row.estimates[k].n == 0 for row in rows)]
+    zero = [
+        k for k in HEADLINE
+        if k not in unmeasured and all(row.estimates[k].n == 0 or (row.estimates[k].mean == 0 and row.estimates[k].half_width == 0) for row in rows)
+    ]
+    shown = [k for k in HEADLINE if k not in unmeasured and k not in zero]
+    console.print(estimates_table(title, label, rows, name, kpis=shown))
+    print_definitions(shown)
+    if zero:
+        note(f"0 in every episode: {', '.join(zero)}")
+    if unmeasured:
+        note(f"not measured here: {', '.join(unmeasured)}")
+
+
 def estimates_table(
-    title: str, label: str, rows: Iterable[BaselineRow], name: Callable[[BaselineRow], str], width: int | None = None
+    title: str, label: str, rows: Iterable[BaselineRow], name: Callable[[BaselineRow], str], width: int | None = None,
+    kpis: Sequence[str] = HEADLINE,
 ) -> RenderableType:
     """``mean ± half-width`` of each headline KPI per baseline row, laid out to fit ``width`` columns.
 
@@ -161,19 +265,19 @@ def estimates_table(
     table per entry. A table squeezed below its content is unreadable (cells cut to "scen…").
     """
     rows = list(rows)
-    width = width or console.width
-    cells = {name(row): [plus_minus(row.estimates[k]) for k in HEADLINE] for row in rows}
+    width = width or table_width()
+    cells = {name(row): [plus_minus(row.estimates[k]) for k in kpis] for row in rows}
     wide = [max(len(label), *(len(n) for n in cells))] + [
-        max(len(k), *(len(c[i]) for c in cells.values())) for i, k in enumerate(HEADLINE)
+        max(len(k), *(len(c[i]) for c in cells.values())) for i, k in enumerate(kpis)
     ]
     if _fits(wide, width):
         table = Table(title=title, title_justify="left")
-        for column in (label, *HEADLINE):
+        for column in (label, *kpis):
             table.add_column(column, justify="left" if column == label else "right", no_wrap=True)
         for entry, values in cells.items():
             table.add_row(entry, *values)
         return table
-    tall = [max(len("KPI"), *(len(k) for k in HEADLINE))] + [
+    tall = [max(len("KPI"), *(len(k) for k in kpis))] + [
         max(len(entry), *(len(v) for v in values)) for entry, values in cells.items()
     ]
     if _fits(tall, width):
@@ -181,7 +285,7 @@ def estimates_table(
         table.add_column("KPI", no_wrap=True)
         for entry in cells:
             table.add_column(entry, justify="right", no_wrap=True)
-        for i, kpi in enumerate(HEADLINE):
+        for i, kpi in enumerate(kpis):
             table.add_row(kpi, *(values[i] for values in cells.values()))
         return table
     parts: list[RenderableType] = [Text(title)]
@@ -189,7 +293,7 @@ def estimates_table(
         table = Table(title=f"{label} {entry}", title_justify="left")
         table.add_column("KPI", no_wrap=True)
         table.add_column("mean ± 95% CI", justify="right", no_wrap=True)
-        for kpi, value in zip(HEADLINE, values):
+        for kpi, value in zip(kpis, values):
             table.add_row(kpi, value)
         parts.append(table)
     return Group(*parts)
@@ -200,7 +304,18 @@ def print_definitions(names: Iterable[str], definitions: Mapping[str, str] | Non
     definitions = definitions or kpi_definitions()
     for kpi in names:
         if kpi in definitions:
-            console.print(f"[dim]{escape(kpi)}: {escape(definitions[kpi])}[/]", highlight=False, soft_wrap=True)
+            console.print(f"[dim]{escape(kpi)}: {escape(definitions[kpi])}[/]", highlight=False, width=table_width())
+
+
+def table_width() -> int:
+    """The width tables are laid out for: the terminal's, at most 80 columns."""
+    return min(console.width, TABLE_WIDTH)
+
+
+def abbreviations(defined: Mapping[str, str]) -> None:
+    """Define a table's abbreviated headers on one dim line each, under the table."""
+    for short, meaning in defined.items():
+        console.print(f"[dim]{escape(short)} = {escape(meaning)}[/]", highlight=False, width=table_width())
 
 
 def _fits(column_widths: Sequence[int], width: int) -> bool:

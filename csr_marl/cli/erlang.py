@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Optional
 
 import typer
@@ -11,8 +10,7 @@ from rich.table import Table
 
 from ..whatif import erlang_table
 from ..whatif.erlang_table import SL_DEFINITION
-from ..whatif.store import json_safe
-from .common import console, friendly_errors
+from .common import console, friendly_errors, print_json
 
 
 @friendly_errors
@@ -33,7 +31,7 @@ def erlang_command(
         patience_seconds=patience_seconds, shrinkage=shrinkage, max_occupancy=max_occupancy,
     )
     if as_json:
-        print(json.dumps(json_safe(dataclasses.asdict(table)), indent=2))
+        print_json(dataclasses.asdict(table))
         return
     patience = table.patience_seconds is not None
     title = (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Optional
@@ -13,7 +12,7 @@ from rich.table import Table
 from ..config.loading import load_scenario, scenario_names
 from ..sim.kpis import TicketLog, kpi_definitions, scenario_headline_queue
 from ..simulation import simulate
-from .common import check_output_file, console, fmt, friendly_errors, kpi_table, parse_sets, print_definitions
+from .common import abbreviations, check_output_file, console, escape, fmt, friendly_errors, kpi_table, parse_sets, print_definitions, print_json, with_overrides
 from .train import policy_from_option
 
 HEADLINE = (
@@ -47,11 +46,12 @@ def simulate_command(
     ),
     seed: int = typer.Option(0, "--seed", "-s", help="Root seed; same seed, same result."),
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE (dotted path, YAML value); repeatable."),
-    as_json: bool = typer.Option(False, "--json", help="Print all KPIs and breakdowns as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print all KPIs and breakdowns as strict JSON (a KPI not measured is null)."),
     log: Optional[Path] = typer.Option(None, "--log", help="Write a per-contact log (.csv or .jsonl)."),
 ) -> None:
     """Run one episode with a built-in or trained policy and print the KPI table."""
-    scn = load_scenario(scenario, parse_sets(sets))
+    overrides = parse_sets(sets)
+    scn = load_scenario(scenario, overrides)
     chosen = policy_from_option(policy, scn)
     if log is not None:
         check_output_file(log, "--log", TicketLog.SUFFIXES)
@@ -63,29 +63,42 @@ def simulate_command(
             "reward_components": result.reward_components, "flow": result.flow,
             "definitions": kpi_definitions(scenario_headline_queue(scn), scn.service_level.threshold_minutes),
         }
-        print(json.dumps(payload, indent=2, default=_json_default))
+        print_json(payload)
         return
-    rows = {key: result.kpis[key] for key in HEADLINE if not _nan(result.kpis.get(key))}
+    queue = scenario_headline_queue(scn)
+    rows = {_queue_label(key, queue): result.kpis[key] for key in HEADLINE if not _nan(result.kpis.get(key))}
     rows["team_return"] = result.team_return
     threshold = scn.service_level.threshold_minutes
-    title = f"{scn.name} · policy={policy} · seed={seed} · {scn.horizon_minutes:g} min"
+    title = with_overrides(f"{scn.name} · policy={policy} · seed={seed} · {scn.horizon_minutes:g} min", overrides)
     console.print(kpi_table(title, rows))
-    definitions = kpi_definitions(scenario_headline_queue(scn), threshold)
+    definitions = kpi_definitions(queue, threshold)
     print_definitions(("service_level", "asa_minutes", "service_level_first_response", "occupancy_<role>"), definitions)
     console.print(f"[dim]KPIs count contacts arriving after the {scn.warmup_minutes:g}-minute warm-up.[/]")
     columns = {"offered": "offered", "resolved": "resolved", "abandoned": "abandoned",
-               "service_level": "SL", "asa_minutes": "ASA min", "sla_attainment": "SLA met"}
-    by_priority = Table(title="by priority", title_justify="left")
+               "service_level": "SL", "asa_minutes": "ASA", "sla_attainment": "SLA met"}
+    by_priority = Table(title=f"by priority (SL and ASA: the {queue} queue)", title_justify="left")
     by_priority.add_column("priority")
+    by_priority.add_column("SLA", justify="right")
     for header in columns.values():
         by_priority.add_column(header, justify="right")
     for name, row in result.breakdown["priority"].items():
-        by_priority.add_row(name, *(fmt(row[key]) for key in columns))
+        by_priority.add_row(name, f"{scn.sla_minutes.get(name, math.nan):g}", *(fmt(row[key]) for key in columns))
     console.print(by_priority)
+    abbreviations({
+        "SLA": "the priority's service-level agreement: minutes from arrival to resolution (sla_minutes)",
+        "SL": f"service level: share answered from the {queue} queue within {threshold:g} min",
+        "ASA": f"average speed of answer: mean wait in the {queue} queue, minutes",
+        "SLA met": "share of contacts resolved within their priority's SLA (sla_attainment)",
+        "–": "not measured (no contact of that kind)",
+    })
+    if log is not None:
+        console.print(f"[dim]wrote the per-contact log {escape(str(log))} ({result.kpis['offered']:,.0f} contacts offered)[/]", highlight=False)
+
+
+def _queue_label(kpi: str, queue: str) -> str:
+    """Headline waits name the queue they measure beside the number: ``service_level (resolver queue)``."""
+    return f"{kpi} ({queue} queue)" if kpi in ("service_level", "asa_minutes", "wait_p90_minutes") else kpi
 
 def _nan(value: object) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
-
-def _json_default(value: object) -> object:
-    return None if _nan(value) else str(value)

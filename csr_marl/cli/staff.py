@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 import typer
@@ -11,8 +10,7 @@ from rich.table import Table
 from ..config.domain import ROLES
 from ..whatif import StaffingAnswer, parse_targets, search_staffing
 from ..whatif.executors import executor_scope
-from ..whatif.store import json_safe
-from .common import console, err_console, escape, friendly_errors, parse_sets, print_definitions
+from .common import console, escape, friendly_errors, note, parse_sets, print_definitions, print_json, with_overrides
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
 SHOWN = ("service_level", "abandonment_rate", "asa_minutes", "sla_attainment")
@@ -36,17 +34,17 @@ def staff_command(
 ) -> None:
     """Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role."""
     bounds = parse_targets(targets)
-    report = (lambda message: err_console.print(f"[dim]{escape(message)}[/]", highlight=False)) if err_console.is_terminal else None
+    overrides = parse_sets(sets)
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
         answer = search_staffing(
-            scenario, bounds, roles, policy=policy, seed=seed or 0, overrides=parse_sets(sets), executor=pool,
+            scenario, bounds, roles, policy=policy, seed=seed or 0, overrides=overrides, executor=pool,
             min_replications=min_replications, max_replications=max_replications, max_headcount=max_headcount,
-            report=report,
+            report=note,
         )
     if as_json:
-        print(json.dumps(json_safe(answer_payload(answer)), indent=2))
+        print_json(answer_payload(answer))
         return
-    print_answer(answer)
+    print_answer(answer, overrides)
 
 
 def answer_payload(answer: StaffingAnswer) -> dict:
@@ -73,10 +71,11 @@ def answer_payload(answer: StaffingAnswer) -> dict:
     }
 
 
-def print_answer(answer: StaffingAnswer) -> None:
+def print_answer(answer: StaffingAnswer, overrides: dict | None = None) -> None:
     targets = ", ".join(str(t) for t in answer.targets)
     staffing = ", ".join(f"{role}={n}" for role, n in answer.staffing.items())
-    console.print(f"[bold]{answer.scenario}[/] · policy={answer.policy} · least headcount meeting {targets}: [bold]{staffing}[/]", highlight=False)
+    header = with_overrides(f"{answer.scenario} · policy={answer.policy}", overrides)
+    console.print(f"[bold]{escape(header)}[/] · least headcount meeting {escape(targets)}: [bold]{staffing}[/]", highlight=False)
     kpis = list(dict.fromkeys([*(t.kpi for t in answer.targets), *SHOWN]))
     for role in answer.roles:
         table = Table(title=f"{role.role}: {role.headcount} · Erlang estimate {role.erlang}", title_justify="left")

@@ -1,18 +1,16 @@
 """``csr-marl sweep``: a staffing what-if grid with replications, CIs, a plot; resumable.
 
 Also the option declarations and helpers the other what-if commands share (executor options, the
-progress bar, the command line recorded in manifests).
+command line recorded in manifests).
 """
 
 from __future__ import annotations
 
-import contextlib
 import shlex
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ..sim.kpis import kpi_definitions
@@ -30,7 +28,7 @@ from ..whatif import (
 )
 from ..whatif.executors import executor_scope
 from ..whatif.grid import format_value
-from .common import check_output_folder, console, err_console, escape, friendly_errors, parse_sets, print_definitions, warn
+from .common import check_output_folder, console, escape, friendly_errors, parse_sets, print_definitions, progress_bar, warn, with_overrides
 
 WORKERS = typer.Option(None, "--workers", "-w", min=1, help="Parallel workers (default: one per CPU).")
 BACKEND = typer.Option("process", "--backend", help="process (local pool) or ray (pip install 'csr-marl\\[ray]').")
@@ -44,18 +42,6 @@ def check_backend(backend: str) -> str:
     if backend not in ("process", "ray"):
         raise StudyError(f"--backend {backend!r}: use process or ray")
     return backend
-
-
-@contextlib.contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A rich progress bar on stderr, or ``None`` when stderr is not a terminal."""
-    if not err_console.is_terminal:
-        yield None
-        return
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
-        task = bar.add_task(description, total=None)
-        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 def invocation(ctx: typer.Context) -> str:
@@ -101,17 +87,18 @@ def sweep_command(
         raise StudyError("give a SCENARIO (or a --config that names one)")
     axes = [parse_vary(item) for item in vary] if vary else preset.axes()
     bounds = parse_targets(targets or preset.targets)
+    overrides = {**preset.set, **parse_sets(sets)}
     study = sweep_study(
         name, axes, replications=replications if replications is not None else (preset.replications or 30),
         policy=policy or preset.policy or "heuristic",
         seed=seed if seed is not None else preset.seed or 0,
-        overrides={**preset.set, **parse_sets(sets)},
+        overrides=overrides,
     )
     shown = kpi or preset.kpi or "service_level"
     check_output_folder(out, "--out")
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool, progress_bar("sweep") as bar:
         outcome = run_sweep(study, out, executor=pool, progress=bar, command=invocation(ctx), plot_kpi=shown, targets=bounds)
-    console.print(sweep_table(outcome.points, study.fields, shown, bounds, title=_title(study, outcome.folder)))
+    console.print(sweep_table(outcome.points, study.fields, shown, bounds, title=_title(study, outcome.folder, overrides)))
     print_definitions([shown], kpi_definitions(study.headline_queue, study.scenario.service_level.threshold_minutes))
     if outcome.reused:
         console.print(f"[dim]resumed: {outcome.reused} replications were already in {escape(str(outcome.folder))}, {outcome.ran} run now[/]")
@@ -121,8 +108,9 @@ def sweep_command(
     console.print(f"[dim]{outcome.elapsed_seconds:.1f} s · wrote {escape(str(outcome.folder))}/: {escape(written)}[/]", highlight=False)
 
 
-def _title(study: SweepStudy, folder: Path) -> str:
-    return f"{study.scenario.name} · policy={study.policy} · {study.replications} replications · mean [95% CI] · {folder}"
+def _title(study: SweepStudy, folder: Path, overrides: dict) -> str:
+    title = f"{study.scenario.name} · policy={study.policy} · {study.replications} replications · mean [95% CI] · {folder}"
+    return with_overrides(title, overrides)
 
 
 def sweep_table(points: list[PointSummary], fields: list[str], kpi: str, targets: tuple[Target, ...], title: str) -> Table:

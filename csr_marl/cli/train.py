@@ -19,11 +19,10 @@ from ..sim.decisions import Decision
 from ..simulation import simulate
 from ..train import TrainConfig, TrainingUnavailable, require_training_extra
 from ..whatif import BaselineRow, run_baselines, write_baseline_report
-from ..whatif.baselines import HEADLINE
 from ..whatif.records import metric_names, replication_record
 from ..whatif.replications import replication_seed
 from ..whatif.summary import estimates
-from .common import UsageError, check_output_folder, console, escape, estimates_table, fail, friendly_errors, parse_key_values, parse_sets, print_definitions
+from .common import UsageError, check_output_folder, console, escape, fail, friendly_errors, parse_key_values, parse_sets, print_estimates, with_overrides
 from .sweep import SETS, invocation
 
 TRAINED = "trained"
@@ -226,9 +225,8 @@ def evaluate_command(
             run_baselines([name], policy, episodes=episodes, seed=seed, overrides=overrides)[0]
             for policy in REFERENCE_POLICIES
         ]
-    title = f"{name} · {episodes} episodes · mean ± 95% CI half-width"
-    console.print(estimates_table(title, "policy", rows, lambda row: row.policy))
-    print_definitions(HEADLINE)
+    title = with_overrides(f"{name} · {episodes} episodes · mean ± 95% CI half-width", overrides)
+    print_estimates(title, "policy", rows, lambda row: row.policy)
     if out is not None:
         paths = [p for row in rows for p in write_baseline_report([row], out, seed=seed, command=invocation(ctx))]
         console.print(f"[dim]wrote {escape(', '.join(str(p) for p in paths))}[/]", highlight=False)

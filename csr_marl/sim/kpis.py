@@ -329,6 +329,13 @@ def headline_queue_of(staffed_roles: dict[str, int]) -> str:
     return next(role for role in QUEUES if staffed_roles.get(role, 0) > 0)
 
 
+def new_file_mode() -> int:
+    """The mode ``open()`` would give a new file under the process umask (``mkstemp`` makes 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 class TicketLog:
     """Opt-in per-contact records, kept in memory or streamed to a CSV / JSONL file."""
 
@@ -356,6 +363,7 @@ class TicketLog:
             if path.suffix not in self.SUFFIXES:
                 raise ValueError(f"ticket log: use a .csv or .jsonl path, got {path.name!r}")
             fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            os.fchmod(fd, new_file_mode())  # the log is an ordinary output file, not a secret
             self._target, self._temporary = path, Path(name)
             self._file = os.fdopen(fd, "w", encoding="utf-8", newline="")
             if path.suffix == ".csv":

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ..sim.kpis import new_file_mode
 from .errors import StudyError
 
 MANIFEST = "manifest.json"
@@ -32,6 +33,7 @@ def atomic_write(path: Path, write: Callable[[io.TextIOBase], None] | str | byte
     binary = isinstance(write, bytes)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, new_file_mode())
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as handle:
             if callable(write):
                 write(handle)
