@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import socket
 import subprocess
@@ -115,6 +116,30 @@ def get_json(url: str) -> Any:
         return json.loads(response.read())
 
 
+# Importing the server stack takes seconds on an idle machine and can take tens on a loaded one (26 s
+# seen on two busy cores), so the wait is generous; CSR_MARL_SERVER_WAIT (seconds) changes it.
+READY_SECONDS = float(os.environ.get("CSR_MARL_SERVER_WAIT", "180"))
+
+
+def wait_until_ready(health_url: str, process: subprocess.Popen, log: Path) -> None:
+    """Poll ``GET /health`` until it answers; fail saying what was awaited, for how long, and why."""
+    started = time.monotonic()
+    last_error = "no answer yet"
+    while True:
+        try:
+            get_json(health_url)
+            return
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
+            last_error = f"{type(error).__name__}: {getattr(error, 'reason', error)}"
+        waited = time.monotonic() - started
+        assert process.poll() is None, f"the server exited (code {process.returncode}) before GET {health_url} answered; its log: {log.read_text()}"
+        assert waited < READY_SECONDS, (
+            f"waited {waited:.0f} s for GET {health_url} to answer (CSR_MARL_SERVER_WAIT={READY_SECONDS:g}); "
+            f"last error {last_error}; the server's log: {log.read_text()}"
+        )
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
@@ -125,15 +150,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                get_json(f"{url}/health")
-                break
-            except (urllib.error.URLError, ConnectionError):
-                assert process.poll() is None, f"the server exited: {log.read_text()}"
-                assert time.monotonic() < deadline, f"the server did not come up: {log.read_text()}"
-                time.sleep(0.2)
+        wait_until_ready(f"{url}/health", process, log)
         yield url
     finally:
         process.terminate()
