@@ -227,7 +227,9 @@ def servers_for_erlang_a(
     """Least number of agents meeting every given Erlang A target.
 
     Args:
-        arrival_rate, mean_service, mean_patience: as for :func:`erlang_a`.
+        arrival_rate: contacts per unit time, as for :func:`erlang_a`.
+        mean_service: mean handle time, as for :func:`erlang_a`.
+        mean_patience: mean patience (exponential), as for :func:`erlang_a`.
         threshold: service-level threshold (required with ``target_sl``).
         target_sl: required ``P(offered customer starts service within threshold)``, in (0, 1).
         max_abandon: largest acceptable abandonment probability, in (0, 1).

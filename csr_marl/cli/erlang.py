@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..whatif import erlang_table
 from ..whatif.erlang_table import SL_DEFINITION
-from .common import console, friendly_errors, print_json
+from .common import abbreviations, console, friendly_errors, print_json
 
 
 @friendly_errors
@@ -57,3 +57,5 @@ def erlang_command(
     lines.append(f"scheduled with {table.shrinkage:.0%} shrinkage: [bold]{table.scheduled_agents}[/] (required / (1 - shrinkage))")
     console.print(" · ".join(lines), highlight=False)
     console.print(f"[dim]{SL_DEFINITION}[/]")
+    abbreviations({"P(wait)": "probability that a contact waits at all", "ASA": "average speed of answer: mean wait of answered contacts",
+                   "occupancy": "share of the agents' time busy with contacts"})
