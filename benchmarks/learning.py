@@ -309,36 +309,44 @@ def _beats(trained: dict, heuristic: dict, higher: bool) -> bool:
 
 def plot(task: str, records: list[dict], summary: dict, path: Path) -> None:
     """Learning curves (greedy, 3 fixed train-split episodes per point) with the baselines on those same
-    episodes; at the right, the held-out evaluation on EPISODES episodes (trained: mean and 95% CI over seeds)."""
-    from csr_marl.train.curves import pyplot
+    episodes; beside each panel, on its own axis, the held-out evaluation on EPISODES episodes (trained: mean and
+    95% CI over seeds), a separate evaluation of the final checkpoints, not more training steps."""
+    from csr_marl.train.curves import figure_legend, label_panel, pyplot
 
     plt = pyplot()
     kpis = TASKS[task]["kpis"]
     same_episodes = json.loads((RUNS / f"{task}_s{records[0]['seed']}" / "run.json").read_text())["references"]
     panels = [("team_return", "eval_return"), *((k, f"eval_{k}") for k in kpis)]
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), dpi=110)
-    end = 1.08 * max(p["env_steps"] for r in records for p in r["curve"])
+    # Each metric gets a wide panel (the learning curve against steps) and, beside it on the same y
+    # scale, a narrow one for the held-out scores: they are a separate evaluation, not later steps.
+    fig = plt.figure(figsize=(15, 4.4), dpi=110)
+    grid = fig.add_gridspec(1, 2 * len(panels), width_ratios=[4, 1] * len(panels))
+    pairs = [(fig.add_subplot(grid[0, 2 * i]),) for i in range(len(panels))]
+    pairs = [(ax, fig.add_subplot(grid[0, 2 * i + 1], sharey=ax)) for i, (ax,) in enumerate(pairs)]
     held_out = summary["trained"]["held-out"]  # the plotted KPIs are among the table's
-    for ax, (metric, column) in zip(axes, panels):
+    for (ax, side), (metric, column) in zip(pairs, panels):
         for r in sorted(records, key=lambda r: r["seed"]):
-            ax.plot([p["env_steps"] for p in r["curve"]], [p[column] for p in r["curve"]], marker="o", ms=2.5, lw=1.2, label=f"PPO seed {r['seed']}")
+            ax.plot([p["env_steps"] for p in r["curve"]], [p[column] for p in r["curve"]], marker="o", ms=2.5, lw=1.2, label=f"PPO seed {r['seed']}, train-split episodes")
         for i, policy in enumerate(BASELINES):
-            ax.axhline(same_episodes[policy][metric], ls="--", lw=1, color=f"C{i + 5}", label=f"{policy}, same 3 episodes")
+            ax.axhline(same_episodes[policy][metric], ls="--", lw=1, color=f"C{i + 5}", label=f"{policy}, the same train-split episodes")
+        label_panel(ax, metric)
+        ax.xaxis.set_major_formatter(lambda x, _: f"{x / 1000:g}k")
         final = held_out[metric]
         low, high = final["low"], final["high"]
         spread = [[final["mean"] - low], [high - final["mean"]]] if not math.isnan(low) else None
-        ax.errorbar([end], [final["mean"]], yerr=spread, fmt="s", ms=4, color="k", capsize=3, label=f"PPO, held-out, {EPISODES} episodes")
-        ax.plot([end], [summary["baselines"]["heuristic"]["held-out"][metric]["mean"]], "*", ms=9, color="C6", label=f"heuristic, held-out, {EPISODES} episodes")
-        ax.set_title(metric)
-        ax.xaxis.set_major_formatter(lambda x, _: f"{x / 1000:g}k")
-        ax.set_xlabel("environment steps")
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=6.5)
+        side.errorbar([0], [final["mean"]], yerr=spread, fmt="s", ms=5, color="k", capsize=3, label=f"PPO (3 seeds), held-out, {EPISODES} episodes: mean, 95% CI")
+        side.plot([1], [summary["baselines"]["heuristic"]["held-out"][metric]["mean"]], "*", ms=10, color="C6", label=f"heuristic, held-out, {EPISODES} episodes")
+        side.set_xlim(-0.6, 1.6)
+        side.set_xticks([0, 1], ["PPO", "heuristic"], fontsize=7)
+        side.set_title("held-out", fontsize=9)
+        side.tick_params(labelleft=False)
+        side.grid(alpha=0.3, axis="y")
+    figure_legend(fig, [axis for pair in pairs for axis in pair])
+    fig.tight_layout(rect=(0, 0.12, 1, 0.93))
     fig.suptitle(
         f"{TASKS[task]['config']['scenario']}: greedy evaluation during training on 3 fixed train-split episodes, "
-        f"baselines on the same episodes; at the right, the {EPISODES}-episode held-out evaluation", fontsize=9,
+        f"baselines on the same episodes; beside each, the {EPISODES}-episode held-out evaluation", fontsize=9,
     )
-    fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
 

@@ -10,6 +10,8 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..whatif.plotting import axis_label
+
 CURVE_COLUMNS = (
     "env_steps", "episodes", "cpu_seconds", "wall_seconds", "train_return", "eval_return",
 )
@@ -40,6 +42,26 @@ def pyplot() -> Any:
     return plt
 
 
+STEPS_LABEL = "environment steps (AEC turns)"
+
+
+def label_panel(ax: Any, metric: str) -> None:
+    """Title, both axis labels with units, and a grid for one learning-curve panel."""
+    ax.set_title(metric.replace("_", " "))
+    ax.set_xlabel(STEPS_LABEL)
+    ax.set_ylabel(axis_label(metric))
+    ax.grid(alpha=0.3)
+
+
+def figure_legend(fig: Any, axes: Sequence[Any]) -> None:
+    """One legend under the panels with every line drawn in any of them (each label once)."""
+    handles: dict[str, Any] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(len(handles), 4), fontsize=7, frameon=False)
+
+
 def plot_curve(
     rows: Sequence[Mapping[str, float]],
     kpis: Sequence[str],
@@ -65,13 +87,11 @@ def plot_curve(
             value = values.get(metric, math.nan)
             if not math.isnan(value):
                 ax.axhline(value, ls="--", lw=1, color=f"C{i + 2}", label=name)
-        ax.set_title(metric)
-        ax.set_xlabel("environment steps")
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
+        label_panel(ax, metric)
+    figure_legend(fig, axes)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(path)
     plt.close(fig)
     return path
