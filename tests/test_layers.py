@@ -1,4 +1,4 @@
-"""Imports point one way (DESIGN.md §2): the core never imports RL packages."""
+"""Imports point one way (docs/contributing.md): the core never imports RL packages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The simulated center agrees with queueing theory (DESIGN §3, QUEUEING.md).
+"""The simulated center agrees with queueing theory (docs/concepts/validation.md).
 
 Each check runs 40 independent replications (seeds 0..39) of a validation preset and asserts that the
 theoretical value lies inside the 99% confidence interval of the replication means.

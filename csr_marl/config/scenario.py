@@ -1,7 +1,7 @@
 """The scenario: everything that describes one contact center, as frozen pydantic models.
 
 A scenario plus a seed fully determines a run, so scenarios are immutable and picklable (they travel to
-worker processes). Field names are the YAML keys documented in DESIGN.md §7.
+worker processes). Field names are the YAML keys (docs/concepts/model.md shows a scenario file).
 """
 
 from __future__ import annotations
@@ -308,7 +308,7 @@ def _default_sla() -> dict[str, float]:
 
 
 class Rewards(_Frozen):
-    """Reward components (DESIGN §5). Positive numbers pay, negative ones cost."""
+    """Reward components. Positive numbers pay, negative ones cost."""
 
     mode: Literal["shared", "individual", "mixed"] = "shared"
     mixed_share: float = Field(default=0.5, ge=0, le=1, description="weight of the team part in mixed")

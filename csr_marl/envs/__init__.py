@@ -106,7 +106,7 @@ and never counts as a workflow step; asking about a topic again costs `step_wast
 
 ## Rewards
 
-Components and weights come from the scenario's `rewards:` block (DESIGN §5): classification,
+Components and weights come from the scenario's `rewards:` block: classification,
 priority, routing, step (needed or wasted tool), resolution (by tier), waiting (per ticket-minute by
 priority), abandonment, sla_breach, illegal_action, response (`rewards.response_quality` x the reply's grade,
 0.0-0.5, to the agent whose `respond_user` closed the ticket; the grade's parts are in the language

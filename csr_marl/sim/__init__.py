@@ -1,4 +1,4 @@
-"""The SimPy core of the contact center (no RL imports here; see DESIGN.md §2)."""
+"""The SimPy core of the contact center (no RL imports here: imports point one way, see docs/contributing.md)."""
 
 from .center import ConservationError, ContactCenter
 from .decisions import (

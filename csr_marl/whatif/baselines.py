@@ -3,7 +3,7 @@
 Episode ``e`` runs with the same seed under every policy (``SeedSequence(seed, spawn_key=(e,))``), so
 two baselines compare policies on the same customers.
 
-``split`` says which tickets each scenario's episodes draw (``tickets.split``, DESIGN §3): ``all`` (the
+``split`` says which tickets each scenario's episodes draw (``tickets.split``, docs/concepts/model.md): ``all`` (the
 scenario as written), ``train``, ``test``, or ``both``: two adjacent rows, train then held-out, for each
 scenario whose ticket bank holds held-out tickets, one ``all`` row for any other (the validation banks).
 Episode ``e`` has the same seed on both sides: the same arrivals, tickets from either side of the bank.
