@@ -82,6 +82,14 @@ def _json_value(value: Any) -> Any:
     return str(value)
 
 
+HEADLINE_WAITS = ("service_level", "p_wait", "asa_minutes", "wait_p50_minutes", "wait_p90_minutes", "wait_p99_minutes")
+
+
+def queue_label(kpi: str, queue: str | None) -> str:
+    """A headline wait KPI with the queue it measures beside it: ``service_level (resolver queue)``."""
+    return f"{kpi} ({queue} queue)" if queue and kpi in HEADLINE_WAITS else kpi
+
+
 def with_overrides(title: str, overrides: Mapping[str, Any] | None) -> str:
     """A table title with the ``--set`` overrides the run used, so a pasted table says what it shows."""
     if not overrides:

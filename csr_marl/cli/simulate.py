@@ -12,7 +12,7 @@ from rich.table import Table
 from ..config.loading import load_scenario, scenario_names
 from ..sim.kpis import TicketLog, kpi_definitions, scenario_headline_queue
 from ..simulation import simulate
-from .common import abbreviations, check_output_file, console, escape, fmt, friendly_errors, kpi_table, parse_sets, print_definitions, print_json, with_overrides
+from .common import abbreviations, check_output_file, console, escape, fmt, friendly_errors, kpi_table, parse_sets, print_definitions, print_json, queue_label, with_overrides
 from .train import policy_from_option
 
 HEADLINE = (
@@ -66,7 +66,7 @@ def simulate_command(
         print_json(payload)
         return
     queue = scenario_headline_queue(scn)
-    rows = {_queue_label(key, queue): result.kpis[key] for key in HEADLINE if not _nan(result.kpis.get(key))}
+    rows = {queue_label(key, queue): result.kpis[key] for key in HEADLINE if not _nan(result.kpis.get(key))}
     rows["team_return"] = result.team_return
     threshold = scn.service_level.threshold_minutes
     title = with_overrides(f"{scn.name} · policy={policy} · seed={seed} · {scn.horizon_minutes:g} min", overrides)
@@ -94,10 +94,6 @@ def simulate_command(
     if log is not None:
         console.print(f"[dim]wrote the per-contact log {escape(str(log))} ({result.kpis['offered']:,.0f} contacts offered)[/]", highlight=False)
 
-
-def _queue_label(kpi: str, queue: str) -> str:
-    """Headline waits name the queue they measure beside the number: ``service_level (resolver queue)``."""
-    return f"{kpi} ({queue} queue)" if kpi in ("service_level", "asa_minutes", "wait_p90_minutes") else kpi
 
 def _nan(value: object) -> bool:
     return isinstance(value, float) and math.isnan(value)

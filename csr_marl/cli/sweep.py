@@ -28,7 +28,7 @@ from ..whatif import (
 )
 from ..whatif.executors import executor_scope
 from ..whatif.grid import format_value
-from .common import check_output_folder, console, escape, friendly_errors, parse_sets, print_definitions, progress_bar, warn, with_overrides
+from .common import check_output_folder, console, escape, friendly_errors, parse_sets, print_definitions, progress_bar, queue_label, warn, with_overrides
 
 WORKERS = typer.Option(None, "--workers", "-w", min=1, help="Parallel workers (default: one per CPU).")
 BACKEND = typer.Option("process", "--backend", help="process (local pool) or ray (pip install 'csr-marl\\[ray]').")
@@ -98,7 +98,7 @@ def sweep_command(
     check_output_folder(out, "--out")
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool, progress_bar("sweep") as bar:
         outcome = run_sweep(study, out, executor=pool, progress=bar, command=invocation(ctx), plot_kpi=shown, targets=bounds)
-    console.print(sweep_table(outcome.points, study.fields, shown, bounds, title=_title(study, outcome.folder, overrides)))
+    console.print(sweep_table(outcome.points, study.fields, shown, bounds, title=_title(study, outcome.folder, overrides), queue=study.headline_queue))
     print_definitions([shown], kpi_definitions(study.headline_queue, study.scenario.service_level.threshold_minutes))
     if outcome.reused:
         console.print(f"[dim]resumed: {outcome.reused} replications were already in {escape(str(outcome.folder))}, {outcome.ran} run now[/]")
@@ -113,11 +113,13 @@ def _title(study: SweepStudy, folder: Path, overrides: dict) -> str:
     return with_overrides(title, overrides)
 
 
-def sweep_table(points: list[PointSummary], fields: list[str], kpi: str, targets: tuple[Target, ...], title: str) -> Table:
+def sweep_table(
+    points: list[PointSummary], fields: list[str], kpi: str, targets: tuple[Target, ...], title: str, queue: str | None = None
+) -> Table:
     """One row per grid point: its values, the chosen KPI and the targeted KPIs, with a verdict."""
     shown = list(dict.fromkeys([kpi, *(t.kpi for t in targets)]))
     table = Table(title=title, title_justify="left")
-    for name in (*fields, *shown):
+    for name in (*fields, *(queue_label(k, queue) for k in shown)):
         table.add_column(name, justify="right")
     if targets:
         table.add_column("targets", justify="left")

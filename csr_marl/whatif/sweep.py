@@ -28,6 +28,7 @@ from . import store
 from .errors import StudyError
 from .executors import executor_scope
 from .grid import Axis, check_grid_size, format_value, grid_points, parse_vary, point_scenarios
+from .plotting import axis_label
 from .provenance import file_digest, machine, now, stable_hash, versions
 from .records import check_metric, metric_names
 from .replications import SEED_SCHEME, Replication, run_replications
@@ -320,10 +321,10 @@ def _plot(
 
 
 def _axis_label(kpi: str, queue: str | None) -> str:
-    """The plotted KPI, naming the queue a headline wait measures."""
+    """The plotted KPI in words with its unit, naming the queue a headline wait measures."""
     if kpi in ("service_level", "p_wait", "asa_minutes") or kpi.startswith("wait_p"):
-        return f"{kpi} ({queue or 'headline'} queue)"
-    return kpi
+        return f"{axis_label(kpi)}, {queue or 'headline'} queue"
+    return axis_label(kpi)
 
 
 def _title(study: SweepStudy) -> str:
