@@ -22,7 +22,7 @@ from ..whatif import BaselineRow, run_baselines, write_baseline_report
 from ..whatif.records import metric_names, replication_record
 from ..whatif.replications import replication_seed
 from ..whatif.summary import estimates
-from .common import UsageError, check_output_folder, console, escape, fail, friendly_errors, parse_key_values, parse_sets, print_estimates, with_overrides
+from .common import UsageError, check_output_folder, console, escape, fail, friendly_errors, note, parse_key_values, parse_sets, print_estimates, with_overrides
 from .sweep import SETS, invocation
 
 TRAINED = "trained"
@@ -219,12 +219,11 @@ def evaluate_command(
     if out is not None:
         check_output_folder(out, "--out")
     name, overrides = scenario_to_play(checkpoint, scenario, parse_sets(sets))
+    note(f"evaluate: {episodes} episodes of {name} with the trained team")
     rows = [evaluate_trained(checkpoint, name, overrides, episodes=episodes, seed=seed, greedy=greedy)]
-    if compare:
-        rows += [
-            run_baselines([name], policy, episodes=episodes, seed=seed, overrides=overrides)[0]
-            for policy in REFERENCE_POLICIES
-        ]
+    for policy in REFERENCE_POLICIES if compare else ():
+        note(f"evaluate: the same {episodes} episodes with the {policy} team")
+        rows.append(run_baselines([name], policy, episodes=episodes, seed=seed, overrides=overrides)[0])
     title = with_overrides(f"{name} · {episodes} episodes · mean ± 95% CI half-width", overrides)
     print_estimates(title, "policy", rows, lambda row: row.policy)
     if out is not None:
