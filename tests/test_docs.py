@@ -14,6 +14,7 @@ import importlib.util
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -78,6 +79,13 @@ def commands(code: str) -> list[str]:
 
 ALL = [block for page in PAGES for block in blocks(page)]
 RUNNABLE = [block for block in ALL if block.language in RUN_LANGUAGES and block.directive != "not-run"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fresh_outputs() -> None:
+    """Blocks write under runs/docs-*; a folder left by an older run could hold another study (refused)."""
+    for folder in (ROOT / "runs").glob("docs-*"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _param(block: Block):
