@@ -104,3 +104,13 @@ def test_log_says_where_it_wrote(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "wrote the per-contact log" in result.stdout and log.name in result.stdout
     assert log.stat().st_mode & 0o777 == new_file_mode()  # as open() makes files, not mkstemp's 0600
+
+
+def test_cli_reference_covers_every_command_and_option() -> None:
+    from csr_marl.cli.reference import markdown_reference
+
+    text = markdown_reference()
+    for command in COMMANDS:
+        assert f"## `csr-marl {command.name}`" in text and command.summary in text
+    assert "| `--vary, -v` | `TEXT` |" in text and "| `--version` |" in text
+    assert "\\[" not in text  # rich's escapes are undone
