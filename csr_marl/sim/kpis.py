@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from ..config.domain import CATEGORIES, PRIORITIES, ROLES, TIERS
 from ..config.scenario import Scenario
+from .intervals import IntervalKpis
 from .tickets import N_CELLS, Ticket
 
 COUNTS: tuple[str, ...] = (
@@ -46,9 +47,11 @@ class KpiAccumulator:
     """Counts, wait sums and histograms, updated as events happen."""
 
     def __init__(
-        self, threshold_minutes: float, roles_available: dict[str, float], headline_queue: str = "resolver"
+        self, threshold_minutes: float, roles_available: dict[str, float], headline_queue: str = "resolver",
+        intervals: IntervalKpis | None = None,
     ) -> None:
         self.threshold = threshold_minutes
+        self.intervals = intervals  # per-interval counters (see csr_marl.sim.intervals), or None
         self.headline_queue = headline_queue
         self.counts: dict[str, list[int]] = {name: [0] * N_CELLS for name in COUNTS}
         self.answered_wait = [0.0] * N_CELLS
@@ -86,6 +89,8 @@ class KpiAccumulator:
             self._offered[cell] += 1
             if ticket.contact:
                 self._reopened[cell] += 1
+            if self.intervals is not None:
+                self.intervals.contact_arrived(ticket.arrival)
 
     def closed(self, ticket: Ticket, resolved: bool, on_time: bool, score: float,
                mood: tuple[float, bool] | None) -> None:
@@ -120,6 +125,8 @@ class KpiAccumulator:
         if not ticket.counted:
             return
         self.per_queue[queue][_OFFERED] += 1
+        if self.intervals is not None:
+            self.intervals.entered(queue, ticket.enqueued_at)
         if queue == self.headline_queue:
             self._queued[ticket.cell] += 1
 
@@ -138,6 +145,8 @@ class KpiAccumulator:
             return
         ticket.queue_marks = marks | bit
         self._answer(self.per_queue[queue], wait)
+        if self.intervals is not None:
+            self.intervals.answered(queue, ticket.enqueued_at, wait)
         if queue != self.headline_queue:
             return
         cell = ticket.cell
@@ -159,6 +168,8 @@ class KpiAccumulator:
         stats = self.per_queue[queue]
         stats[_WAITED] += 1
         stats[_ABANDONED] += abandoned
+        if abandoned and self.intervals is not None:
+            self.intervals.gave_up(queue, ticket.enqueued_at)
         if queue == self.headline_queue:
             self.counts["waited"][ticket.cell] += 1
 
@@ -167,12 +178,23 @@ class KpiAccumulator:
         if ticket.counted:
             self.counts["abandoned"][ticket.cell] += 1
             self.abandoned_wait += wait
+            if self.intervals is not None:
+                self.intervals.contact_abandoned(ticket.arrival)
             self.never_answered(ticket)
 
     def never_answered(self, ticket: Ticket) -> None:
         """Hung up, or still waiting at the end, before anybody answered: it waited for a first answer."""
         if ticket.counted and ticket.answered_at is None:
             self.first_response[_WAITED] += 1
+
+    def busy_span(self, role: str, start: float, until: float, off_shift: float = 0.0) -> None:
+        """``role`` was busy from ``start`` to ``until`` (after the warm-up), ``off_shift`` minutes of
+        it after the staff member's shift ended (overtime)."""
+        self.busy[role] += until - start
+        if off_shift:
+            self.overtime[role] += off_shift
+        if self.intervals is not None:
+            self.intervals.busy_span(role, start, until, off_shift)
 
     # --- results ----------------------------------------------------------------------------------
     def total(self, name: str) -> int:
