@@ -55,7 +55,7 @@ def test_sweep_runs_resumes_and_refuses_another_study(tmp_path: Path) -> None:
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     other = runner.invoke(app, sweep_args(out, "--policy", "random"))
     assert other.exit_code == 2
-    assert f"error: {out} holds another study (policy: heuristic there, random here;" in flat(other.output)
+    assert f"error: {out} holds another study (policy: expert there, random here;" in flat(other.output)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
@@ -112,7 +112,7 @@ def test_staff_json() -> None:
     result = runner.invoke(app, ["staff", "mmc", "--target", "p_wait<=0.5", "--min-replications", "4", "--max-replications", "12",
                                  "--workers", "1", "--json", "--set", "horizon_minutes=180", "--set", "warmup_minutes=0"])
     assert result.exit_code == 0, result.output
-    payload = json.loads(result.output)
+    payload = json.loads(result.stdout)  # progress lines go to stderr
     resolver = payload["roles"]["resolver"]
     assert payload["staffing"]["resolver"] == resolver["headcount"] == 5
     assert resolver["one_below"]["staffing"]["resolver"] == 4 and resolver["one_below"]["meets_targets"] is False

@@ -14,6 +14,7 @@ from ..config.loading import load_scenario, scenario_names
 from ..sim.kpis import TicketLog, kpi_definitions, scenario_headline_queue
 from ..simulation import simulate
 from .common import check_output_file, console, fmt, friendly_errors, kpi_table, parse_sets, print_definitions
+from ..whatif.staffing import ANALYST_POLICY
 from .train import policy_from_option
 
 HEADLINE = (
@@ -41,8 +42,9 @@ def scenarios_command() -> None:
 def simulate_command(
     scenario: str = typer.Argument("standard_day", help="Scenario name (see `csr-marl scenarios`) or YAML path."),
     policy: str = typer.Option(
-        "heuristic", "--policy", "-p",
-        help="heuristic (knowledge base: the train split), heuristic_full (the whole bank), random, fifo, "
+        ANALYST_POLICY, "--policy", "-p",
+        help="expert (staff who know every issue; also heuristic_full), heuristic (the fair RL baseline: "
+        "knowledge base from the train split), random, fifo, "
         "escalate_all, or checkpoint:PATH (a team trained by csr-marl train).",
     ),
     seed: int = typer.Option(0, "--seed", "-s", help="Root seed; same seed, same result."),

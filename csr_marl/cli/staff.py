@@ -10,10 +10,11 @@ from rich.table import Table
 
 from ..config.domain import ROLES
 from ..whatif import StaffingAnswer, parse_targets, search_staffing
+from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.executors import executor_scope
 from ..whatif.store import json_safe
-from .common import console, err_console, escape, friendly_errors, parse_sets, print_definitions
-from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
+from .common import console, escape, friendly_errors, parse_sets, print_definitions
+from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend, progress_lines
 
 SHOWN = ("service_level", "abandonment_rate", "asa_minutes", "sla_attainment")
 
@@ -23,7 +24,7 @@ def staff_command(
     scenario: str = typer.Argument(..., help="Scenario name or YAML path."),
     targets: Optional[list[str]] = TARGETS,
     roles: Optional[list[str]] = typer.Option(None, "--role", help=f"Role to size ({', '.join(ROLES)}); repeatable. \\[default: every staffed role]"),
-    policy: str = typer.Option("heuristic", "--policy", "-p", help="Built-in policy the staff follow."),
+    policy: str = typer.Option(ANALYST_POLICY, "--policy", "-p", help="Built-in policy the staff follow (expert: staff who know every issue; heuristic: the fair RL baseline)."),
     sets: Optional[list[str]] = SETS,
     seed: Optional[int] = SEED,
     min_replications: int = typer.Option(10, "--min-replications", help="Replications per headcount to start with (and per extra batch)."),
@@ -36,7 +37,7 @@ def staff_command(
 ) -> None:
     """Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role."""
     bounds = parse_targets(targets)
-    report = (lambda message: err_console.print(f"[dim]{escape(message)}[/]", highlight=False)) if err_console.is_terminal else None
+    report = progress_lines()
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
         answer = search_staffing(
             scenario, bounds, roles, policy=policy, seed=seed or 0, overrides=parse_sets(sets), executor=pool,

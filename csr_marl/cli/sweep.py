@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+import time
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
@@ -29,6 +30,7 @@ from ..whatif import (
     sweep_study,
 )
 from ..whatif.executors import executor_scope
+from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.grid import format_value
 from .common import check_output_folder, console, err_console, escape, friendly_errors, parse_sets, print_definitions, warn
 
@@ -46,11 +48,28 @@ def check_backend(backend: str) -> str:
     return backend
 
 
+def progress_lines() -> Callable[[str], None]:
+    """Print a long run's progress messages on stderr: dim on a terminal, plain lines in a log."""
+    if err_console.is_terminal:
+        return lambda message: err_console.print(f"[dim]{escape(message)}[/]", highlight=False)
+    return lambda message: err_console.print(escape(message), highlight=False, soft_wrap=True)
+
+
 @contextlib.contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A rich progress bar on stderr, or ``None`` when stderr is not a terminal."""
+def progress_bar(description: str, every_seconds: float = 10.0) -> Iterator[Callable[[int, int], None] | None]:
+    """A rich progress bar on stderr; when stderr is not a terminal (a log, CI), a plain line at most
+    every ``every_seconds`` and at the end, so a long run is never silent."""
     if not err_console.is_terminal:
-        yield None
+        said = {"at": time.monotonic()}
+        started = said["at"]
+
+        def line(done: int, total: int) -> None:
+            now = time.monotonic()
+            if done >= total or now - said["at"] >= every_seconds:
+                said["at"] = now
+                err_console.print(f"{description}: {done}/{total} replications · {now - started:.0f} s", highlight=False)
+
+        yield line
         return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=err_console, transient=True) as bar:
@@ -83,7 +102,7 @@ def sweep_command(
     scenario: Optional[str] = typer.Argument(None, help="Scenario name or YAML path (or give --config)."),
     vary: Optional[list[str]] = typer.Option(None, "--vary", "-v", help="FIELD=VALUES: 3..10, 0.5..2:0.5 or 100,150; repeatable (grid of every combination)."),
     replications: Optional[int] = typer.Option(None, "--replications", "-r", help="Replications per grid point. \\[default: 30]"),
-    policy: Optional[str] = typer.Option(None, "--policy", "-p", help="Built-in policy. \\[default: heuristic]"),
+    policy: Optional[str] = typer.Option(None, "--policy", "-p", help="Built-in policy (expert: staff who know every issue; heuristic: the fair RL baseline). \\[default: expert]"),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (created; rerun the same command to resume)."),
     kpi: Optional[str] = typer.Option(None, "--kpi", help="KPI to plot and show. \\[default: service_level]"),
     targets: Optional[list[str]] = TARGETS,
@@ -103,7 +122,7 @@ def sweep_command(
     bounds = parse_targets(targets or preset.targets)
     study = sweep_study(
         name, axes, replications=replications if replications is not None else (preset.replications or 30),
-        policy=policy or preset.policy or "heuristic",
+        policy=policy or preset.policy or ANALYST_POLICY,
         seed=seed if seed is not None else preset.seed or 0,
         overrides={**preset.set, **parse_sets(sets)},
     )

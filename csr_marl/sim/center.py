@@ -111,6 +111,7 @@ class ContactCenter:
             {role: self._staffed_minutes(role, self.horizon) for role in ROLES},
             self.headline_queue,
             IntervalKpis(scenario.service_level.interval_minutes, self.horizon, scenario.service_level.threshold_minutes),
+            self.warmup, self.horizon - self.warmup,
         )
         self.flow = {"arrived": 0, "resolved": 0, "abandoned": 0, "closed_unresolved": 0}
         self.log: TicketLog | None = None
@@ -665,6 +666,7 @@ class ContactCenter:
                 self.kpis.queue_unanswered(queue.name, ticket, abandoned=False)
                 self._open_at_end(ticket, end)
         if end != self.horizon:
+            self.kpis.window_minutes = end - self.warmup
             for role in ROLES:
                 self.kpis.available[role] = self._staffed_minutes(role, end)
         self.check_conservation()

@@ -48,10 +48,16 @@ class KpiAccumulator:
 
     def __init__(
         self, threshold_minutes: float, roles_available: dict[str, float], headline_queue: str = "resolver",
-        intervals: IntervalKpis | None = None,
+        intervals: IntervalKpis | None = None, warmup_minutes: float = 0.0, window_minutes: float = math.nan,
     ) -> None:
         self.threshold = threshold_minutes
         self.intervals = intervals  # per-interval counters (see csr_marl.sim.intervals), or None
+        self.warmup = warmup_minutes
+        self.window_minutes = window_minutes  # the measured minutes (after the warm-up)
+        # Every entry into a queue after the warm-up (revisits and contacts arriving before it too),
+        # and every service whose busy time counts: the offered load's numerator and its unit.
+        self.entries = dict.fromkeys(QUEUES, 0)
+        self.services = dict.fromkeys(ROLES, 0)
         self.headline_queue = headline_queue
         self.counts: dict[str, list[int]] = {name: [0] * N_CELLS for name in COUNTS}
         self.answered_wait = [0.0] * N_CELLS
@@ -117,6 +123,8 @@ class KpiAccumulator:
 
     def queue_entered(self, queue: str, ticket: Ticket) -> None:
         """The contact entered ``queue``; only its first visit counts."""
+        if ticket.enqueued_at >= self.warmup:
+            self.entries[queue] += 1
         bit = _ENTERED[queue]
         marks = ticket.queue_marks
         if marks & bit:
@@ -191,6 +199,7 @@ class KpiAccumulator:
         """``role`` was busy from ``start`` to ``until`` (after the warm-up), ``off_shift`` minutes of
         it after the staff member's shift ended (overtime)."""
         self.busy[role] += until - start
+        self.services[role] += 1
         if off_shift:
             self.overtime[role] += off_shift
         if self.intervals is not None:
@@ -238,6 +247,7 @@ class KpiAccumulator:
             out[f"asa_minutes_{queue}"] = _ratio(q_wait_sum, q_answered)
             out[f"abandonment_rate_{queue}"] = _ratio(q_gone, q_offered)
         for role in ROLES:
+            out[f"offered_load_{role}"] = self.offered_load(role)
             # busy <= available + overtime exactly; sums of float minutes may overshoot by an ulp.
             occupancy = _ratio(self.busy[role], self.available[role] + self.overtime[role])
             out[f"occupancy_{role}"] = occupancy if occupancy <= 1.0 else 1.0 if occupancy > 1.0 else math.nan
@@ -249,6 +259,15 @@ class KpiAccumulator:
         out["sentiment_mean"] = _ratio(self.mood["sentiment_sum"], self.mood["left"])
         out["upset_rate"] = _ratio(self.mood["upset"], self.mood["left"])
         return out
+
+    def offered_load(self, role: str) -> float:
+        """Erlangs offered to ``role``: its mean busy time per service x entries into its queue, per
+        measured minute. Unlike busy time (the *carried* load), it does not shrink when staff are too
+        few to serve everybody or customers hang up first, so it sizes staffing from any start."""
+        entries, services = self.entries[role], self.services[role]
+        if not services:
+            return 0.0 if not entries else math.nan
+        return self.busy[role] / services * entries / self.window_minutes
 
     def breakdown(self) -> dict[str, dict[str, dict[str, float]]]:
         """Counts and rates by priority, tier and category."""
@@ -326,6 +345,7 @@ def kpi_definitions(headline_queue: str | None = None, threshold_minutes: float 
         "reply_score_mean": "mean grade (0.0-0.5) of the replies that closed contacts (respond_user; the rubric of csr_marl.sim.responses or a judge)",
         "sentiment_mean": "mean customer sentiment (-1 upset .. 1 pleased) when contacts left, closed or abandoned (customers.sentiment; NaN when off)",
         "upset_rate": "contacts whose customer left upset (sentiment below customers.sentiment.upset_below) / contacts that left (NaN when off)",
+        "offered_load_<role>": "Erlangs of work offered to the role: busy staff-minutes per service x entries into its queue / measured minutes (not the carried load: it does not shrink when staff are too few)",
         "occupancy_<role>": "busy staff-minutes / (on-shift staff-minutes + minutes spent finishing a ticket off shift), after the warm-up",
     }
     for queue in QUEUES:
