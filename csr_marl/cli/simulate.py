@@ -11,10 +11,12 @@ import typer
 from rich.table import Table
 
 from ..config.loading import load_scenario, scenario_names
+from ..sim.intervals import interval_definitions, interval_rows_json
 from ..sim.kpis import TicketLog, kpi_definitions, scenario_headline_queue
 from ..simulation import simulate
 from .common import check_output_file, console, fmt, friendly_errors, kpi_table, parse_sets, print_definitions
 from ..whatif.staffing import ANALYST_POLICY
+from .intervals import interval_table, staffed_roles
 from .train import policy_from_option
 
 HEADLINE = (
@@ -51,9 +53,13 @@ def simulate_command(
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE (dotted path, YAML value); repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print all KPIs and breakdowns as JSON."),
     log: Optional[Path] = typer.Option(None, "--log", help="Write a per-contact log (.csv or .jsonl)."),
+    interval: Optional[int] = typer.Option(None, "--interval", help="Interval KPIs every 15, 30 or 60 minutes (service_level.interval_minutes). \\[default: the scenario's, 30]"),
 ) -> None:
-    """Run one episode with a built-in or trained policy and print the KPI table."""
-    scn = load_scenario(scenario, parse_sets(sets))
+    """Run one episode with a built-in or trained policy and print the KPI table and the interval table."""
+    overrides = parse_sets(sets)
+    if interval is not None:
+        overrides["service_level.interval_minutes"] = interval
+    scn = load_scenario(scenario, overrides)
     chosen = policy_from_option(policy, scn)
     if log is not None:
         check_output_file(log, "--log", TicketLog.SUFFIXES)
@@ -64,6 +70,9 @@ def simulate_command(
             "team_return": result.team_return, "kpis": result.kpis, "breakdown": result.breakdown,
             "reward_components": result.reward_components, "flow": result.flow,
             "definitions": kpi_definitions(scenario_headline_queue(scn), scn.service_level.threshold_minutes),
+            "interval_minutes": scn.service_level.interval_minutes,
+            "intervals": interval_rows_json(result.intervals),
+            "interval_definitions": interval_definitions(scenario_headline_queue(scn), scn.service_level.threshold_minutes),
         }
         print(json.dumps(payload, indent=2, default=_json_default))
         return
@@ -84,6 +93,9 @@ def simulate_command(
     for name, row in result.breakdown["priority"].items():
         by_priority.add_row(name, *(fmt(row[key]) for key in columns))
     console.print(by_priority)
+    width = scn.service_level.interval_minutes
+    console.print(interval_table(result.intervals, staffed_roles(result.intervals),
+                                 f"per {width}-minute interval · SL and ASA: the {scenario_headline_queue(scn)} queue"))
 
 def _nan(value: object) -> bool:
     return isinstance(value, float) and math.isnan(value)
