@@ -9,6 +9,7 @@ from .baseline import baseline_command
 from .erlang import erlang_command
 from .serve import serve_command
 from .simulate import scenarios_command, simulate_command
+from .schedule import schedule_command
 from .staff import staff_command
 from .sweep import sweep_command
 from .train import evaluate_command, train_command
@@ -24,6 +25,7 @@ app.command("scenarios")(scenarios_command)
 app.command("simulate")(simulate_command)
 app.command("sweep")(sweep_command)
 app.command("staff")(staff_command)
+app.command("schedule")(schedule_command)
 app.command("erlang")(erlang_command)
 app.command("baseline")(baseline_command)
 app.command("train")(train_command)
