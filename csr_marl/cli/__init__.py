@@ -6,6 +6,7 @@ import typer
 
 from .agent import agent_command
 from .baseline import baseline_command
+from .calibrate import calibrate_command
 from .erlang import erlang_command
 from .serve import serve_command
 from .simulate import scenarios_command, simulate_command
@@ -26,6 +27,7 @@ app.command("simulate")(simulate_command)
 app.command("sweep")(sweep_command)
 app.command("staff")(staff_command)
 app.command("schedule")(schedule_command)
+app.command("calibrate")(calibrate_command)
 app.command("erlang")(erlang_command)
 app.command("baseline")(baseline_command)
 app.command("train")(train_command)

@@ -9,9 +9,12 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import yaml
 from rich.table import Table
 
 from ..config.domain import ROLES
+from ..config.loading import scenarios_dir
+from ..config.scenario import Scenario
 from ..whatif.interval_staffing import IntervalPlan, PlanCheck
 from ..whatif.store import atomic_write
 from ..whatif.summary import Estimate
@@ -199,3 +202,17 @@ def show_plan(plan: IntervalPlan, as_json: bool, out: Path | None, plot: Path | 
         console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     if written:
         console.print(f"[dim]wrote {escape(', '.join(written))}[/]", highlight=False)
+
+
+def scenario_yaml(scenario: Scenario, name: str, comments: Sequence[str] = ()) -> str:
+    """The scenario as YAML (``comments`` on top), its ticket bank named relative to the scenarios
+    folder when it lies there, so the file loads from anywhere."""
+    dump: dict[str, Any] = scenario.model_dump(mode="json", exclude_defaults=True)
+    dump["name"] = name
+    bank = Path(scenario.tickets.bank)
+    try:
+        dump.setdefault("tickets", {})["bank"] = bank.resolve().relative_to(scenarios_dir().resolve()).as_posix()
+    except ValueError:
+        dump.setdefault("tickets", {})["bank"] = str(bank)
+    header = "".join(f"# {line}\n" for line in comments)
+    return header + yaml.safe_dump(dump, sort_keys=False, default_flow_style=None)

@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-import yaml
 from rich.table import Table
 
 from ..config.domain import ROLES
-from ..config.loading import load_scenario, scenarios_dir
+from ..config.loading import load_scenario
 from ..config.scenario import Scenario
 from ..whatif import parse_targets
 from ..whatif.errors import StudyError
@@ -35,7 +34,7 @@ from ..whatif.schedule import Schedule, read_requirements, schedule_rows, shift_
 from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.store import atomic_write
 from .common import check_output_folder, console, escape, friendly_errors, parse_sets, warn
-from .intervals import clock, interval_target, plan_rows, write_csv
+from .intervals import clock, interval_target, plan_rows, scenario_yaml, write_csv
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend, progress_lines
 
 
@@ -96,7 +95,8 @@ def schedule_command(
     out.mkdir(parents=True, exist_ok=True)
     scheduled = scenario_with_plan(base, schedule.coverage)
     written.append(str(write_csv(out / "schedule.csv", schedule_rows(schedule))))
-    written.append(str(atomic_write(out / "scenario.yaml", scenario_yaml(scheduled, f"{base.name}_schedule"))))
+    header = "Written by csr-marl schedule: the scenario staffed by the schedule (staffing.shifts)."
+    written.append(str(atomic_write(out / "scenario.yaml", scenario_yaml(scheduled, f"{base.name}_schedule", [header]))))
     written.append(str(write_csv(out / "intervals.csv", interval_rows(schedule, check, target))))
     if extra_rows is not None:
         written.append(str(write_csv(out / "requirements.csv", extra_rows)))
@@ -136,19 +136,6 @@ def _roles(base: Scenario, roles: list[str] | None, given: dict[str, list[int]] 
         if given is not None and role not in given:
             raise StudyError(f"--role {role}: the requirements file has no rows for {role}")
     return chosen
-
-
-def scenario_yaml(scenario: Scenario, name: str) -> str:
-    """The scenario as YAML, its ticket bank named relative to the scenarios folder when it lies there."""
-    dump: dict[str, Any] = scenario.model_dump(mode="json", exclude_defaults=True)
-    dump["name"] = name
-    bank = Path(scenario.tickets.bank)
-    try:
-        dump.setdefault("tickets", {})["bank"] = bank.resolve().relative_to(scenarios_dir().resolve()).as_posix()
-    except ValueError:
-        dump.setdefault("tickets", {})["bank"] = str(bank)
-    header = "# Written by csr-marl schedule: the scenario staffed by the schedule (staffing.shifts).\n"
-    return header + yaml.safe_dump(dump, sort_keys=False, default_flow_style=None)
 
 
 def interval_rows(schedule: Schedule, check: PlanCheck, target: float) -> list[dict[str, Any]]:
