@@ -698,7 +698,7 @@ class ContactCenter:
             log=self.log.records if self.log is not None else None,
             intervals=self.kpis.intervals.table(
                 self.scenario.staffing, self.warmup, float(self.end_time or self.horizon), self.headline_queue
-            ) if self.kpis.intervals is not None else [],
+            ),
             interval_minutes=self.scenario.service_level.interval_minutes,
         )
 

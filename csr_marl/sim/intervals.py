@@ -47,6 +47,10 @@ class IntervalKpis:
         self.arrived = [0] * n
         self.abandoned = [0] * n
         self.queues = {queue: [[0.0] * n for _ in range(5)] for queue in QUEUE_NAMES}
+        self._offered = {queue: columns[_OFFERED] for queue, columns in self.queues.items()}
+        self.answered_columns = {
+            queue: (columns[_ANSWERED], columns[_WAIT_SUM], columns[_IN_THRESHOLD]) for queue, columns in self.queues.items()
+        }
         self.busy = {role: [0.0] * n for role in ROLES}
         self.overtime = {role: [0.0] * n for role in ROLES}
 
@@ -55,18 +59,23 @@ class IntervalKpis:
         i = int(minute * self._per_minute)
         return i if i < self._last else self._last
 
-    # --- events (called for counted contacts only) ------------------------------------------------
+    # --- events (called for counted contacts only; the index is worked out inline: a hot path) ---
     def contact_arrived(self, arrival: float) -> None:
-        self.arrived[self.index(arrival)] += 1
+        i = int(arrival * self._per_minute)
+        self.arrived[i if i < self._last else self._last] += 1
 
     def contact_abandoned(self, arrival: float) -> None:
-        self.abandoned[self.index(arrival)] += 1
+        i = int(arrival * self._per_minute)
+        self.abandoned[i if i < self._last else self._last] += 1
 
     def entered(self, queue: str, at: float) -> None:
-        self.queues[queue][_OFFERED][self.index(at)] += 1
+        i = int(at * self._per_minute)
+        self._offered[queue][i if i < self._last else self._last] += 1
 
     def answered(self, queue: str, entered_at: float, wait: float) -> None:
-        i = self.index(entered_at)
+        i = int(entered_at * self._per_minute)
+        if i > self._last:
+            i = self._last
         columns = self.queues[queue]
         columns[_ANSWERED][i] += 1
         columns[_WAIT_SUM][i] += wait
@@ -79,9 +88,12 @@ class IntervalKpis:
     def busy_span(self, role: str, start: float, until: float, off_shift: float = 0.0) -> None:
         """``role`` was busy from ``start`` to ``until``; ``off_shift`` of it after the shift ended
         (spread over the span in proportion, which is exact when the span lies in one interval)."""
+        i, last = self.index(start), self.index(until)
+        if i == last and not off_shift:  # the usual case: one service within one interval
+            self.busy[role][i] += until - start
+            return
         busy, extra = self.busy[role], self.overtime[role]
         share = off_shift / (until - start) if off_shift else 0.0
-        i, last = self.index(start), self.index(until)
         while True:
             edge = (i + 1) * self.width if i < last else until
             part = min(edge, until) - start

@@ -51,7 +51,12 @@ class KpiAccumulator:
         intervals: IntervalKpis | None = None, warmup_minutes: float = 0.0, window_minutes: float = math.nan,
     ) -> None:
         self.threshold = threshold_minutes
-        self.intervals = intervals  # per-interval counters (see csr_marl.sim.intervals), or None
+        # Per-interval counters (see csr_marl.sim.intervals); the hot paths below index them inline.
+        self.intervals = intervals = intervals or IntervalKpis(30, 480, threshold_minutes)
+        self._per_minute, self._last = intervals._per_minute, intervals.n - 1
+        self._arrived_by_interval, self._entered_by_interval = intervals.arrived, intervals._offered
+        self._busy_by_interval = intervals.busy
+        self._answered_by_interval = intervals.answered_columns  # answered, wait sum, within threshold
         self.warmup = warmup_minutes
         self.window_minutes = window_minutes  # the measured minutes (after the warm-up)
         # Every entry into a queue after the warm-up (revisits and contacts arriving before it too),
@@ -95,8 +100,8 @@ class KpiAccumulator:
             self._offered[cell] += 1
             if ticket.contact:
                 self._reopened[cell] += 1
-            if self.intervals is not None:
-                self.intervals.contact_arrived(ticket.arrival)
+            i = int(ticket.arrival * self._per_minute)
+            self._arrived_by_interval[i if i < self._last else self._last] += 1
 
     def closed(self, ticket: Ticket, resolved: bool, on_time: bool, score: float,
                mood: tuple[float, bool] | None) -> None:
@@ -123,7 +128,8 @@ class KpiAccumulator:
 
     def queue_entered(self, queue: str, ticket: Ticket) -> None:
         """The contact entered ``queue``; only its first visit counts."""
-        if ticket.enqueued_at >= self.warmup:
+        at = ticket.enqueued_at
+        if at >= self.warmup:
             self.entries[queue] += 1
         bit = _ENTERED[queue]
         marks = ticket.queue_marks
@@ -133,8 +139,8 @@ class KpiAccumulator:
         if not ticket.counted:
             return
         self.per_queue[queue][_OFFERED] += 1
-        if self.intervals is not None:
-            self.intervals.entered(queue, ticket.enqueued_at)
+        i = int(at * self._per_minute)
+        self._entered_by_interval[queue][i if i < self._last else self._last] += 1
         if queue == self.headline_queue:
             self._queued[ticket.cell] += 1
 
@@ -153,8 +159,14 @@ class KpiAccumulator:
             return
         ticket.queue_marks = marks | bit
         self._answer(self.per_queue[queue], wait)
-        if self.intervals is not None:
-            self.intervals.answered(queue, ticket.enqueued_at, wait)
+        i = int(ticket.enqueued_at * self._per_minute)
+        columns = self._answered_by_interval[queue]
+        if i > self._last:
+            i = self._last
+        columns[0][i] += 1
+        columns[1][i] += wait
+        if wait <= self.threshold:
+            columns[2][i] += 1
         if queue != self.headline_queue:
             return
         cell = ticket.cell
@@ -176,7 +188,7 @@ class KpiAccumulator:
         stats = self.per_queue[queue]
         stats[_WAITED] += 1
         stats[_ABANDONED] += abandoned
-        if abandoned and self.intervals is not None:
+        if abandoned:
             self.intervals.gave_up(queue, ticket.enqueued_at)
         if queue == self.headline_queue:
             self.counts["waited"][ticket.cell] += 1
@@ -186,8 +198,7 @@ class KpiAccumulator:
         if ticket.counted:
             self.counts["abandoned"][ticket.cell] += 1
             self.abandoned_wait += wait
-            if self.intervals is not None:
-                self.intervals.contact_abandoned(ticket.arrival)
+            self.intervals.contact_abandoned(ticket.arrival)
             self.never_answered(ticket)
 
     def never_answered(self, ticket: Ticket) -> None:
@@ -202,7 +213,10 @@ class KpiAccumulator:
         self.services[role] += 1
         if off_shift:
             self.overtime[role] += off_shift
-        if self.intervals is not None:
+        i = int(start * self._per_minute)
+        if not off_shift and i == int(until * self._per_minute) and i < self._last:
+            self._busy_by_interval[role][i] += until - start  # the usual case: within one interval
+        else:
             self.intervals.busy_span(role, start, until, off_shift)
 
     # --- results ----------------------------------------------------------------------------------
