@@ -63,3 +63,20 @@ def test_rows_are_strict_json() -> None:
 def test_interval_width_is_checked() -> None:
     with pytest.raises(ScenarioError, match="interval_minutes"):
         load_scenario("standard_day", {"service_level.interval_minutes": 7})
+
+
+def test_simulate_prints_the_interval_table_and_json_rows() -> None:
+    from typer.testing import CliRunner
+
+    from csr_marl.cli import app
+
+    runner = CliRunner()
+    shown = runner.invoke(app, ["simulate", "validation/mmc", "--interval", "60", "--set", "horizon_minutes=180"])
+    assert shown.exit_code == 0, shown.output
+    assert "per 60-minute interval" in shown.output and "02:00" in shown.output
+    raw = runner.invoke(app, ["simulate", "validation/mmc", "--interval", "15", "--json", "--set", "horizon_minutes=120"])
+    payload = json.loads(raw.stdout)
+    assert payload["interval_minutes"] == 15 and len(payload["intervals"]) == 8
+    json.dumps(payload["intervals"], allow_nan=False)
+    bad = runner.invoke(app, ["simulate", "validation/mmc", "--interval", "7"])
+    assert bad.exit_code == 2 and "interval_minutes" in bad.output

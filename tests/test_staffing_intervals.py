@@ -99,3 +99,25 @@ def test_interval_plan_rejects_bad_input() -> None:
         plan_interval_staffing("validation/mmc", 1.5)
     with pytest.raises(StudyError, match="no triages|no triage"):
         plan_interval_staffing("validation/mmc", 0.8, ["triage"])
+
+
+def test_staff_by_interval_command(tmp_path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from csr_marl.cli import app
+
+    runner = CliRunner()
+    out, chart = tmp_path / "req.csv", tmp_path / "chart.png"
+    args = ["staff", "validation/mmc", "--by-interval", "--target", "service_level>=0.8", "--replications", "3",
+            "--max-iterations", "2", "--workers", "1", "--set", "horizon_minutes=60", "--set", "warmup_minutes=0",
+            "--out", str(out), "--plot", str(chart), "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert len(payload["sipp"]["resolver"]) == len(payload["iterative"]["resolver"]) == 2
+    assert out.read_text().startswith("start_minute,end_minute,role,offered,sipp,iterative")
+    assert chart.read_bytes()[:4] == b"\x89PNG"
+    bad = runner.invoke(app, ["staff", "validation/mmc", "--by-interval", "--target", "p_wait<=0.2"])
+    assert bad.exit_code == 2 and 'service_level>=0.8' in bad.output
