@@ -79,6 +79,12 @@ def test_plan_is_laid_out_as_shift_changes() -> None:
     assert interval_arrival_rates(base) == pytest.approx([2.0] * 4)
     with pytest.raises(ValueError, match="the day has 4"):
         scenario_with_plan(base, {"resolver": [3, 3]})
+    day = csr_marl.load_scenario("surge")  # its own shift changes for other roles are kept
+    planned = scenario_with_plan(day, {"resolver": [5] * len(interval_arrival_rates(day))})
+    for role in ("triage", "escalation"):
+        for minute in (0, 100, 250, 400):
+            assert planned.staffing.headcount_at(role, minute) == day.staffing.headcount_at(role, minute)
+    assert planned.staffing.peak("resolver") == 5
 
 
 def test_interval_plan_shows_sipp_beside_the_iterative_algorithm() -> None:

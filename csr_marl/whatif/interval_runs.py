@@ -55,19 +55,26 @@ def interval_arrival_rates(scenario: Scenario) -> list[float]:
 
 
 def scenario_with_plan(base: Scenario, plan: Plan) -> Scenario:
-    """``base`` staffed by ``plan`` (headcount per role per interval) as shift changes at interval edges."""
+    """``base`` staffed by ``plan`` (headcount per role per interval) as shift changes at interval edges.
+
+    Roles the plan leaves out keep the base scenario's staffing, shift changes included.
+    """
     starts = interval_starts(base)
     overrides: dict[str, Any] = {}
     for role, counts in plan.items():
         if len(counts) != len(starts):
             raise ValueError(f"plan for {role}: {len(counts)} intervals given, the day has {len(starts)}")
         overrides[f"staffing.{role}"] = int(counts[0])
-    shifts = []
+    changes: dict[float, dict[str, int]] = {}
+    for change in base.staffing.shifts:  # the other roles' own shift changes
+        kept = {role: getattr(change, role) for role in ROLES if role not in plan and getattr(change, role) is not None}
+        if kept:
+            changes.setdefault(float(change.at_minute), {}).update(kept)
     for k in range(1, len(starts)):
-        change = {role: int(counts[k]) for role, counts in plan.items() if counts[k] != counts[k - 1]}
-        if change:
-            shifts.append({"at_minute": starts[k], **change})
-    overrides["staffing.shifts"] = shifts
+        moved = {role: int(counts[k]) for role, counts in plan.items() if counts[k] != counts[k - 1]}
+        if moved:
+            changes.setdefault(float(starts[k]), {}).update(moved)
+    overrides["staffing.shifts"] = [{"at_minute": minute, **changes[minute]} for minute in sorted(changes)]
     return load_scenario(base, overrides)
 
 
