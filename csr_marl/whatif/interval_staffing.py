@@ -228,8 +228,8 @@ def _check(base: Scenario, target: float, roles: Sequence[str] | None, policy: s
         raise StudyError(f"--replications must be at least 2 for confidence intervals, got {replications}")
     if max_iterations < 1:
         raise StudyError(f"--max-iterations must be at least 1, got {max_iterations}")
-    if base.arrivals.trace is None and base.max_tickets is not None:
-        raise StudyError("a staffing plan covers a day: remove max_tickets from the scenario")
+    if base.max_tickets is not None:
+        raise StudyError("a staffing plan covers a day: remove max_tickets from the scenario (--set max_tickets=null)")
     chosen = list(dict.fromkeys(roles)) if roles else [r for r in ROLES if base.staffing.peak(r) > 0]
     for role in chosen:
         if role not in ROLES:
