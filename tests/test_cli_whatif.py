@@ -44,7 +44,8 @@ def test_sweep_runs_resumes_and_refuses_another_study(tmp_path: Path) -> None:
     first = runner.invoke(app, sweep_args(out, "--kpi", "p_wait", "--target", "p_wait<=0.5"))
     assert first.exit_code == 0, first.output
     assert "staffing.resolver" in first.output and "p_wait" in first.output
-    assert {p.name for p in out.iterdir()} == {"config.yaml", "manifest.json", "replications.csv", "summary.csv", "p_wait.png"}
+    assert {p.name for p in out.iterdir()} == {"config.yaml", "manifest.json", "replications.csv", "summary.csv", "p_wait.png",
+                                              "interval_replications.csv", "intervals.csv"}
     manifest = json.loads((out / "manifest.json").read_text())
     assert "--vary staffing.resolver=4..5" in manifest["command"]
 
@@ -55,7 +56,7 @@ def test_sweep_runs_resumes_and_refuses_another_study(tmp_path: Path) -> None:
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     other = runner.invoke(app, sweep_args(out, "--policy", "random"))
     assert other.exit_code == 2
-    assert f"error: {out} holds another study (policy: heuristic there, random here;" in flat(other.output)
+    assert f"error: {out} holds another study (policy: expert there, random here;" in flat(other.output)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 

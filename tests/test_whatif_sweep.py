@@ -48,7 +48,8 @@ def finished(tmp_path_factory) -> tuple:
 def test_sweep_writes_every_file(finished) -> None:
     outcome, folder, seen = finished
     names = {p.name for p in folder.iterdir()}
-    assert names == {"config.yaml", "replications.csv", "summary.csv", "manifest.json", "p_wait.png"}
+    assert names == {"config.yaml", "replications.csv", "summary.csv", "manifest.json", "p_wait.png",
+                     "interval_replications.csv", "intervals.csv"}
     assert (folder / "p_wait.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert seen[0] == (0, 6) and seen[-1] == (6, 6)
     assert outcome.ran == 6 and outcome.reused == 0
@@ -76,6 +77,20 @@ def test_summary_has_mean_and_ci_per_kpi_per_point(finished) -> None:
     assert outcome.points[1].estimates["p_wait"].mean == pytest.approx(float(p_wait["5"]["mean"]))
 
 
+def test_intervals_have_a_ci_per_point_and_interval(finished) -> None:
+    outcome, folder, _ = finished
+    rows = read_rows(folder / "intervals.csv")
+    level = [row for row in rows if row["kpi"] == "service_level"]
+    width = outcome.study.scenario.service_level.interval_minutes
+    assert {row["interval"] for row in level} == {str(k) for k in range(len({r["start_minute"] for r in level}))}
+    assert all(float(row["start_minute"]) == int(row["interval"]) * width for row in level)
+    for row in level:
+        if row["mean"] != "nan":
+            assert 0 <= float(row["ci_low"]) <= float(row["mean"]) <= float(row["ci_high"]) <= 1 and row["n"] == "3"
+    heads = {(row["staffing.resolver"], float(row["mean"])) for row in rows if row["kpi"] == "headcount_resolver"}
+    assert heads == {("4", 4.0), ("5", 5.0)}
+
+
 def test_common_random_numbers_across_points_independent_replications(finished) -> None:
     _, folder, _ = finished
     rows = read_rows(folder / "replications.csv")
@@ -94,7 +109,7 @@ def test_results_do_not_depend_on_workers(finished, tmp_path: Path) -> None:
     _, folder, _ = finished
     with ProcessPoolExecutor(max_workers=2) as pool:
         run_sweep(small_study(), tmp_path / "pool", executor=pool, plot_kpi=None)
-    for name in ("replications.csv", "summary.csv"):
+    for name in ("replications.csv", "summary.csv", "intervals.csv"):
         assert (tmp_path / "pool" / name).read_bytes() == (folder / name).read_bytes()
 
 
@@ -106,7 +121,7 @@ def test_resume_keeps_what_is_done_and_repairs_a_cut_line(finished, tmp_path: Pa
     log.write_text(log.read_text() + "1,5,2,12.5,3")  # a kill in the middle of a line
     outcome = run_sweep(small_study(), out, executor=InlineExecutor(), plot_kpi=None)
     assert (outcome.reused, outcome.ran) == (4, 2)
-    for name in ("replications.csv", "summary.csv"):
+    for name in ("replications.csv", "summary.csv", "intervals.csv"):
         assert (out / name).read_bytes() == (folder / name).read_bytes()
     manifest = json.loads((out / "manifest.json").read_text())
     assert [run["ran"] for run in manifest["runs"]] == [4, 2]

@@ -33,9 +33,11 @@ class LazyCommand:
 
 COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand("scenarios", "simulate", "scenarios_command", "List the scenarios shipped with csr_marl."),
-    LazyCommand("simulate", "simulate", "simulate_command", "Run one episode with a built-in or trained policy and print the KPI table."),
+    LazyCommand("simulate", "simulate", "simulate_command", "Run one episode with a built-in or trained policy and print the KPI table and the interval table."),
     LazyCommand("sweep", "sweep", "sweep_command", "Run every combination of the --vary values, replicated, and report each KPI's mean and 95% CI."),
-    LazyCommand("staff", "staff", "staff_command", "Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role."),
+    LazyCommand("staff", "staff", "staff_command", "Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role (with --by-interval: the headcount per role per interval)."),
+    LazyCommand("schedule", "schedule", "schedule_command", "Turn per-interval requirements into shifts with CP-SAT, simulate the schedule, report interval SL vs target."),
+    LazyCommand("calibrate", "calibrate", "calibrate_command", "Fit arrivals per interval, handle times (exponential / lognormal / gamma by AIC, with a goodness-of-fit line), patience from censored waits, tier and category mixes; write a scenario."),
     LazyCommand("erlang", "erlang", "erlang_command", "Agents needed for a service-level goal in one interval, with P(wait), ASA, occupancy (and abandonment)."),
     LazyCommand("baseline", "baseline", "baseline_command", "Run a built-in or trained policy for several episodes per scenario; print and write the table."),
     LazyCommand("train", "train", "train_command", "Train every role of a scenario on CPU; write checkpoint.pt, curve.csv, curve.png and run.json."),

@@ -10,9 +10,12 @@ import typer
 from rich.table import Table
 
 from ..config.loading import load_scenario, scenario_names
+from ..sim.intervals import interval_definitions, interval_rows_json
 from ..sim.kpis import TicketLog, kpi_definitions, scenario_headline_queue
 from ..simulation import simulate
 from .common import abbreviations, check_output_file, console, escape, fmt, friendly_errors, kpi_table, parse_sets, print_definitions, print_json, queue_label, with_overrides
+from ..whatif.staffing import ANALYST_POLICY
+from .intervals import interval_table, staffed_roles
 from .train import policy_from_option
 
 HEADLINE = (
@@ -40,17 +43,21 @@ def scenarios_command() -> None:
 def simulate_command(
     scenario: str = typer.Argument("standard_day", help="Scenario name (see `csr-marl scenarios`) or YAML path."),
     policy: str = typer.Option(
-        "heuristic", "--policy", "-p",
-        help="heuristic (knowledge base: the train split), heuristic_full (the whole bank), random, fifo, "
+        ANALYST_POLICY, "--policy", "-p",
+        help="expert (staff who know every issue; also heuristic_full), heuristic (the fair RL baseline: "
+        "knowledge base from the train split), random, fifo, "
         "escalate_all, or checkpoint:PATH (a team trained by csr-marl train).",
     ),
     seed: int = typer.Option(0, "--seed", "-s", help="Root seed; same seed, same result."),
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE (dotted path, YAML value); repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print all KPIs and breakdowns as strict JSON (a KPI not measured is null)."),
     log: Optional[Path] = typer.Option(None, "--log", help="Write a per-contact log (.csv or .jsonl)."),
+    interval: Optional[int] = typer.Option(None, "--interval", help="Interval KPIs every 15, 30 or 60 minutes (service_level.interval_minutes). \\[default: the scenario's, 30]"),
 ) -> None:
-    """Run one episode with a built-in or trained policy and print the KPI table."""
+    """Run one episode with a built-in or trained policy and print the KPI table and the interval table."""
     overrides = parse_sets(sets)
+    if interval is not None:
+        overrides["service_level.interval_minutes"] = interval
     scn = load_scenario(scenario, overrides)
     chosen = policy_from_option(policy, scn)
     if log is not None:
@@ -62,6 +69,9 @@ def simulate_command(
             "team_return": result.team_return, "kpis": result.kpis, "breakdown": result.breakdown,
             "reward_components": result.reward_components, "flow": result.flow,
             "definitions": kpi_definitions(scenario_headline_queue(scn), scn.service_level.threshold_minutes),
+            "interval_minutes": scn.service_level.interval_minutes,
+            "intervals": interval_rows_json(result.intervals),
+            "interval_definitions": interval_definitions(scenario_headline_queue(scn), scn.service_level.threshold_minutes),
         }
         print_json(payload)
         return
@@ -84,6 +94,9 @@ def simulate_command(
     for name, row in result.breakdown["priority"].items():
         by_priority.add_row(name, f"{scn.sla_minutes.get(name, math.nan):g}", *(fmt(row[key]) for key in columns))
     console.print(by_priority)
+    width = scn.service_level.interval_minutes
+    console.print(interval_table(result.intervals, staffed_roles(result.intervals),
+                                 f"per {width}-minute interval · SL and ASA: the {scenario_headline_queue(scn)} queue"))
     abbreviations({
         "SLA": "the priority's service-level agreement: minutes from arrival to resolution (sla_minutes)",
         "SL": f"service level: share answered from the {queue} queue within {threshold:g} min",

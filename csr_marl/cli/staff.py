@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -9,8 +11,11 @@ from rich.table import Table
 
 from ..config.domain import ROLES
 from ..whatif import StaffingAnswer, parse_targets, search_staffing
+from ..whatif.interval_staffing import plan_interval_staffing
+from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.executors import executor_scope
-from .common import console, escape, friendly_errors, note, parse_sets, print_definitions, print_json, with_overrides
+from .common import check_output_file, console, escape, friendly_errors, note, parse_sets, print_definitions, print_json, with_overrides
+from .intervals import interval_target, show_plan
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
 SHOWN = ("service_level", "abandonment_rate", "asa_minutes", "sla_attainment")
@@ -21,20 +26,41 @@ def staff_command(
     scenario: str = typer.Argument(..., help="Scenario name or YAML path."),
     targets: Optional[list[str]] = TARGETS,
     roles: Optional[list[str]] = typer.Option(None, "--role", help=f"Role to size ({', '.join(ROLES)}); repeatable. \\[default: every staffed role]"),
-    policy: str = typer.Option("heuristic", "--policy", "-p", help="Built-in policy the staff follow."),
+    policy: str = typer.Option(ANALYST_POLICY, "--policy", "-p", help="Built-in policy the staff follow (expert: staff who know every issue; heuristic: the fair RL baseline)."),
     sets: Optional[list[str]] = SETS,
     seed: Optional[int] = SEED,
     min_replications: int = typer.Option(10, "--min-replications", help="Replications per headcount to start with (and per extra batch)."),
     max_replications: int = typer.Option(60, "--max-replications", help="Stop adding replications here even if a CI still straddles a target."),
     max_headcount: Optional[int] = typer.Option(None, "--max-headcount", min=0, help="Largest headcount to try per role. \\[default: 3 x max(Erlang, current) + 10]"),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
+    by_interval: bool = typer.Option(False, "--by-interval", help="A headcount per role per interval instead: SIPP beside the iterative staffing algorithm, both simulated (target: service_level>=X)."),
+    interval: Optional[int] = typer.Option(None, "--interval", help="--by-interval: interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
+    replications: int = typer.Option(20, "--replications", "-r", help="--by-interval: replications per iteration and per check."),
+    max_iterations: int = typer.Option(8, "--max-iterations", help="--by-interval: iterations of the staffing algorithm at most."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="--by-interval: write the requirements (CSV, one row per interval and role) for csr-marl schedule."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="--by-interval: write the interval chart (PNG)."),
     workers: Optional[int] = WORKERS,
     backend: str = BACKEND,
     ray_address: Optional[str] = RAY_ADDRESS,
 ) -> None:
-    """Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role."""
+    """Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role
+    (with --by-interval: the headcount per role per interval)."""
     bounds = parse_targets(targets)
     overrides = parse_sets(sets)
+    if by_interval:
+        if interval is not None:
+            overrides["service_level.interval_minutes"] = interval
+        target = interval_target(bounds)
+        for path, option, suffix in ((out, "--out", ".csv"), (plot, "--plot", ".png")):
+            if path is not None:
+                check_output_file(path, option, (suffix,))
+        with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
+            plan = plan_interval_staffing(
+                scenario, target, roles, policy=policy, seed=seed or 0, overrides=overrides,
+                replications=replications, max_iterations=max_iterations, executor=pool, report=note,
+            )
+        show_plan(plan, as_json, out, plot)
+        return
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
         answer = search_staffing(
             scenario, bounds, roles, policy=policy, seed=seed or 0, overrides=overrides, executor=pool,

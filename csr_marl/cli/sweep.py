@@ -27,6 +27,7 @@ from ..whatif import (
     sweep_study,
 )
 from ..whatif.executors import executor_scope
+from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.grid import format_value
 from .common import check_output_folder, console, escape, friendly_errors, parse_sets, print_definitions, progress_bar, queue_label, warn, with_overrides
 
@@ -69,7 +70,7 @@ def sweep_command(
     scenario: Optional[str] = typer.Argument(None, help="Scenario name or YAML path (or give --config)."),
     vary: Optional[list[str]] = typer.Option(None, "--vary", "-v", help="FIELD=VALUES: 3..10, 0.5..2:0.5 or 100,150; repeatable (grid of every combination)."),
     replications: Optional[int] = typer.Option(None, "--replications", "-r", help="Replications per grid point. \\[default: 30]"),
-    policy: Optional[str] = typer.Option(None, "--policy", "-p", help="Built-in policy. \\[default: heuristic]"),
+    policy: Optional[str] = typer.Option(None, "--policy", "-p", help="Built-in policy (expert: staff who know every issue; heuristic: the fair RL baseline). \\[default: expert]"),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (created; rerun the same command to resume)."),
     kpi: Optional[str] = typer.Option(None, "--kpi", help="KPI to plot and show. \\[default: service_level]"),
     targets: Optional[list[str]] = TARGETS,
@@ -90,7 +91,7 @@ def sweep_command(
     overrides = {**preset.set, **parse_sets(sets)}
     study = sweep_study(
         name, axes, replications=replications if replications is not None else (preset.replications or 30),
-        policy=policy or preset.policy or "heuristic",
+        policy=policy or preset.policy or ANALYST_POLICY,
         seed=seed if seed is not None else preset.seed or 0,
         overrides=overrides,
     )

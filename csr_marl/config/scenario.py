@@ -299,8 +299,20 @@ class HandleTimes(_Frozen):
         return self.tools.get(tool, self.default_tool)
 
 
+INTERVAL_CHOICES = (5, 10, 15, 20, 30, 60, 120)
+
+
 class ServiceLevel(_Frozen):
     threshold_minutes: float = Field(default=1.0, gt=0)
+    interval_minutes: int = Field(default=30, description="width of the interval KPIs (15, 30 or 60 are usual)")
+
+    @model_validator(mode="after")
+    def _interval(self) -> "ServiceLevel":
+        if self.interval_minutes not in INTERVAL_CHOICES:
+            raise ValueError(
+                f"interval_minutes: use one of {', '.join(map(str, INTERVAL_CHOICES))}, got {self.interval_minutes}"
+            )
+        return self
 
 
 def _default_sla() -> dict[str, float]:

@@ -11,11 +11,12 @@ revealed values alone. It never reads hidden facts, so it errs where the text is
 
 Three names, two knowledge bases:
 
-- ``heuristic`` (the default everywhere; ``heuristic_train`` is the same policy under its older name):
+- ``heuristic`` (the default of the RL baselines; ``heuristic_train`` is the same policy under its older name):
   the knowledge base holds the bank's *train* split only, so on held-out tickets
   (``tickets.split: test``) it triages text it has never seen, as a fair baseline must;
-- ``heuristic_full``: the knowledge base is the whole bank, held-out tickets included. It has seen
-  the test set, so it is a reference point, never a baseline to beat.
+- ``expert`` (also ``heuristic_full``): the knowledge base is the whole bank, held-out tickets
+  included. It has seen the test set, so it is a reference point, never a baseline to beat; it is the
+  team a staffing study models (staff who know every issue), the default of the analyst's commands.
 """
 
 from __future__ import annotations
@@ -241,12 +242,14 @@ class EscalateAllPolicy(HeuristicPolicy):
 register("heuristic_train")(HeuristicPolicy)
 
 
+@register("expert")
 @register("heuristic_full")
 class FullKnowledgeHeuristic(HeuristicPolicy):
     """The heuristic with a knowledge base built from the whole bank, held-out tickets included.
 
     It has seen the test set: a reference for how much the held-out text costs the fair ``heuristic``,
-    not a baseline."""
+    not a baseline. Registered as ``expert`` too: the trained staff who know every issue, the team a
+    staffing study models (the default of simulate, sweep, staff and schedule)."""
 
     knowledge = "all"
 

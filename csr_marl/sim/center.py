@@ -35,6 +35,7 @@ from ..config.scenario import Scenario
 from .arrivals import arrival_times
 from .customers import CustomerModel, Grader
 from .decisions import ASKED, ROLE_TOOLS, Decision, IllegalActionError, Phase
+from .intervals import IntervalKpis
 from .kpis import KpiAccumulator, TicketLog, headline_queue_of
 from .queues import TicketQueue
 from .random import RandomStreams, Sampler, UniformStream, make_sampler
@@ -109,6 +110,8 @@ class ContactCenter:
             scenario.service_level.threshold_minutes,
             {role: self._staffed_minutes(role, self.horizon) for role in ROLES},
             self.headline_queue,
+            IntervalKpis(scenario.service_level.interval_minutes, self.horizon, scenario.service_level.threshold_minutes),
+            self.warmup, self.horizon - self.warmup,
         )
         self.flow = {"arrived": 0, "resolved": 0, "abandoned": 0, "closed_unresolved": 0}
         self.log: TicketLog | None = None
@@ -446,11 +449,10 @@ class ContactCenter:
     def _add_busy(self, staff: Staff, until: float) -> None:
         start = max(staff.busy_since, self.warmup)
         if until > start:
-            self.kpis.busy[staff.role] += until - start
             # Finishing a ticket after going off shift is busy *and* available time (overtime),
             # so occupancy stays a share of the minutes staff actually spent on the floor.
-            if self._has_shifts:
-                self.kpis.overtime[staff.role] += self._off_shift_minutes(staff, start, until)
+            off_shift = self._off_shift_minutes(staff, start, until) if self._has_shifts else 0.0
+            self.kpis.busy_span(staff.role, start, until, off_shift)
 
     def _off_shift_minutes(self, staff: Staff, start: float, until: float) -> float:
         shifts = self.scenario.staffing.shifts
@@ -664,6 +666,7 @@ class ContactCenter:
                 self.kpis.queue_unanswered(queue.name, ticket, abandoned=False)
                 self._open_at_end(ticket, end)
         if end != self.horizon:
+            self.kpis.window_minutes = end - self.warmup
             for role in ROLES:
                 self.kpis.available[role] = self._staffed_minutes(role, end)
         self.check_conservation()
@@ -693,6 +696,10 @@ class ContactCenter:
             reward_components=dict(self.rewards.totals),
             flow=dict(self.flow),
             log=self.log.records if self.log is not None else None,
+            intervals=self.kpis.intervals.table(
+                self.scenario.staffing, self.warmup, float(self.end_time or self.horizon), self.headline_queue
+            ),
+            interval_minutes=self.scenario.service_level.interval_minutes,
         )
 
 

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from ..config.domain import CATEGORIES, PRIORITIES, ROLES, TIERS
 from ..config.scenario import Scenario
+from .intervals import IntervalKpis
 from .tickets import N_CELLS, Ticket
 
 COUNTS: tuple[str, ...] = (
@@ -46,9 +47,22 @@ class KpiAccumulator:
     """Counts, wait sums and histograms, updated as events happen."""
 
     def __init__(
-        self, threshold_minutes: float, roles_available: dict[str, float], headline_queue: str = "resolver"
+        self, threshold_minutes: float, roles_available: dict[str, float], headline_queue: str = "resolver",
+        intervals: IntervalKpis | None = None, warmup_minutes: float = 0.0, window_minutes: float = math.nan,
     ) -> None:
         self.threshold = threshold_minutes
+        # Per-interval counters (see csr_marl.sim.intervals); the hot paths below index them inline.
+        self.intervals = intervals = intervals or IntervalKpis(30, 480, threshold_minutes)
+        self._per_minute, self._last = intervals._per_minute, intervals.n - 1
+        self._arrived_by_interval, self._entered_by_interval = intervals.arrived, intervals._offered
+        self._busy_by_interval = intervals.busy
+        self._answered_by_interval = intervals.answered_columns  # answered, wait sum, within threshold
+        self.warmup = warmup_minutes
+        self.window_minutes = window_minutes  # the measured minutes (after the warm-up)
+        # Every entry into a queue after the warm-up (revisits and contacts arriving before it too),
+        # and every service whose busy time counts: the offered load's numerator and its unit.
+        self.entries = dict.fromkeys(QUEUES, 0)
+        self.services = dict.fromkeys(ROLES, 0)
         self.headline_queue = headline_queue
         self.counts: dict[str, list[int]] = {name: [0] * N_CELLS for name in COUNTS}
         self.answered_wait = [0.0] * N_CELLS
@@ -86,6 +100,8 @@ class KpiAccumulator:
             self._offered[cell] += 1
             if ticket.contact:
                 self._reopened[cell] += 1
+            i = int(ticket.arrival * self._per_minute)
+            self._arrived_by_interval[i if i < self._last else self._last] += 1
 
     def closed(self, ticket: Ticket, resolved: bool, on_time: bool, score: float,
                mood: tuple[float, bool] | None) -> None:
@@ -112,6 +128,9 @@ class KpiAccumulator:
 
     def queue_entered(self, queue: str, ticket: Ticket) -> None:
         """The contact entered ``queue``; only its first visit counts."""
+        at = ticket.enqueued_at
+        if at >= self.warmup:
+            self.entries[queue] += 1
         bit = _ENTERED[queue]
         marks = ticket.queue_marks
         if marks & bit:
@@ -120,6 +139,8 @@ class KpiAccumulator:
         if not ticket.counted:
             return
         self.per_queue[queue][_OFFERED] += 1
+        i = int(at * self._per_minute)
+        self._entered_by_interval[queue][i if i < self._last else self._last] += 1
         if queue == self.headline_queue:
             self._queued[ticket.cell] += 1
 
@@ -138,6 +159,14 @@ class KpiAccumulator:
             return
         ticket.queue_marks = marks | bit
         self._answer(self.per_queue[queue], wait)
+        i = int(ticket.enqueued_at * self._per_minute)
+        columns = self._answered_by_interval[queue]
+        if i > self._last:
+            i = self._last
+        columns[0][i] += 1
+        columns[1][i] += wait
+        if wait <= self.threshold:
+            columns[2][i] += 1
         if queue != self.headline_queue:
             return
         cell = ticket.cell
@@ -159,6 +188,8 @@ class KpiAccumulator:
         stats = self.per_queue[queue]
         stats[_WAITED] += 1
         stats[_ABANDONED] += abandoned
+        if abandoned:
+            self.intervals.gave_up(queue, ticket.enqueued_at)
         if queue == self.headline_queue:
             self.counts["waited"][ticket.cell] += 1
 
@@ -167,12 +198,26 @@ class KpiAccumulator:
         if ticket.counted:
             self.counts["abandoned"][ticket.cell] += 1
             self.abandoned_wait += wait
+            self.intervals.contact_abandoned(ticket.arrival)
             self.never_answered(ticket)
 
     def never_answered(self, ticket: Ticket) -> None:
         """Hung up, or still waiting at the end, before anybody answered: it waited for a first answer."""
         if ticket.counted and ticket.answered_at is None:
             self.first_response[_WAITED] += 1
+
+    def busy_span(self, role: str, start: float, until: float, off_shift: float = 0.0) -> None:
+        """``role`` was busy from ``start`` to ``until`` (after the warm-up), ``off_shift`` minutes of
+        it after the staff member's shift ended (overtime)."""
+        self.busy[role] += until - start
+        self.services[role] += 1
+        if off_shift:
+            self.overtime[role] += off_shift
+        i = int(start * self._per_minute)
+        if not off_shift and i == int(until * self._per_minute) and i < self._last:
+            self._busy_by_interval[role][i] += until - start  # the usual case: within one interval
+        else:
+            self.intervals.busy_span(role, start, until, off_shift)
 
     # --- results ----------------------------------------------------------------------------------
     def total(self, name: str) -> int:
@@ -216,6 +261,7 @@ class KpiAccumulator:
             out[f"asa_minutes_{queue}"] = _ratio(q_wait_sum, q_answered)
             out[f"abandonment_rate_{queue}"] = _ratio(q_gone, q_offered)
         for role in ROLES:
+            out[f"offered_load_{role}"] = self.offered_load(role)
             # busy <= available + overtime exactly; sums of float minutes may overshoot by an ulp.
             occupancy = _ratio(self.busy[role], self.available[role] + self.overtime[role])
             out[f"occupancy_{role}"] = occupancy if occupancy <= 1.0 else 1.0 if occupancy > 1.0 else math.nan
@@ -227,6 +273,15 @@ class KpiAccumulator:
         out["sentiment_mean"] = _ratio(self.mood["sentiment_sum"], self.mood["left"])
         out["upset_rate"] = _ratio(self.mood["upset"], self.mood["left"])
         return out
+
+    def offered_load(self, role: str) -> float:
+        """Erlangs offered to ``role``: its mean busy time per service x entries into its queue, per
+        measured minute. Unlike busy time (the *carried* load), it does not shrink when staff are too
+        few to serve everybody or customers hang up first, so it sizes staffing from any start."""
+        entries, services = self.entries[role], self.services[role]
+        if not services:
+            return 0.0 if not entries else math.nan
+        return self.busy[role] / services * entries / self.window_minutes
 
     def breakdown(self) -> dict[str, dict[str, dict[str, float]]]:
         """Counts and rates by priority, tier and category."""
@@ -304,6 +359,7 @@ def kpi_definitions(headline_queue: str | None = None, threshold_minutes: float 
         "reply_score_mean": "mean grade (0.0-0.5) of the replies that closed contacts (respond_user; the rubric of csr_marl.sim.responses or a judge)",
         "sentiment_mean": "mean customer sentiment (-1 upset .. 1 pleased) when contacts left, closed or abandoned (customers.sentiment; NaN when off)",
         "upset_rate": "contacts whose customer left upset (sentiment below customers.sentiment.upset_below) / contacts that left (NaN when off)",
+        "offered_load_<role>": "Erlangs of work offered to the role: busy staff-minutes per service x entries into its queue / measured minutes (not the carried load: it does not shrink when staff are too few)",
         "occupancy_<role>": "busy staff-minutes / (on-shift staff-minutes + minutes spent finishing a ticket off shift), after the warm-up",
     }
     for queue in QUEUES:

@@ -8,7 +8,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class SimulationResult:
-    """KPIs (flat, see ``csr_marl.sim.kpis.KPI_DEFINITIONS``), breakdowns, rewards and the ticket log."""
+    """KPIs (flat, see ``csr_marl.sim.kpis.KPI_DEFINITIONS``), breakdowns, rewards, the ticket log and
+    the KPIs per interval of the day (``intervals``, ``interval_minutes`` wide)."""
 
     scenario: str
     seed: int | None
@@ -18,6 +19,9 @@ class SimulationResult:
     reward_components: dict[str, float]
     flow: dict[str, int]
     log: list[dict[str, Any]] | None = field(default=None, repr=False)
+    #: KPIs per interval of the day, one flat row each (see csr_marl.sim.intervals.interval_definitions).
+    intervals: list[dict[str, float]] = field(default_factory=list, repr=False)
+    interval_minutes: float = 30.0
 
     @property
     def team_return(self) -> float:

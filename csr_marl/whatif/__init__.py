@@ -6,6 +6,10 @@
   numbers across the grid, 95% CIs, resumable output folder, plot.
 * :func:`search_staffing`: least headcount per role meeting every target, from an Erlang estimate,
   confirmed by simulation until the CIs settle.
+* :func:`plan_interval_staffing`: a headcount per role per interval, SIPP beside the simulation-based
+  iterative staffing algorithm, both simulated with interval service levels and CIs.
+* :func:`solve_schedule`: shifts covering a per-interval requirement (OR-Tools CP-SAT, extra ``analyst``).
+* :func:`calibrate`: a scenario's arrivals, handle times, patience and mixes from a contact log.
 * :func:`erlang_table`: the analytic Erlang C / Erlang A staffing table.
 * :func:`run_baselines`: team return and KPIs of a built-in policy, per scenario.
 * Executors: any ``concurrent.futures.Executor``; :func:`make_executor` builds a process pool, Ray or
@@ -13,13 +17,16 @@
 """
 
 from .baselines import BaselineRow, baseline_markdown, run_baselines, write_baseline_report
+from .calibrate import Calibration, calibrate, read_contact_log
 from .definition import SweepDefinition, load_sweep_definition
 from .erlang_table import ErlangRow, ErlangTable, erlang_table
 from .errors import StudyError
 from .executors import InlineExecutor, RayExecutor, executor_scope, make_executor
 from .grid import Axis, grid_points, parse_vary
+from .interval_staffing import IntervalPlan, plan_interval_staffing
 from .records import metric_names
 from .replications import Replication, replication_seed, run_replication, run_replications
+from .schedule import Schedule, shift_templates, solve_schedule
 from .staffing import Evaluation, RoleAnswer, StaffingAnswer, least_feasible, search_staffing
 from .staffing_estimate import ErlangEstimate
 from .summary import Estimate
@@ -29,16 +36,19 @@ from .targets import Target, parse_target, parse_targets
 __all__ = [
     "Axis",
     "BaselineRow",
+    "Calibration",
     "ErlangEstimate",
     "ErlangRow",
     "ErlangTable",
     "Estimate",
     "Evaluation",
+    "IntervalPlan",
     "InlineExecutor",
     "PointSummary",
     "RayExecutor",
     "Replication",
     "RoleAnswer",
+    "Schedule",
     "StaffingAnswer",
     "StudyError",
     "SweepDefinition",
@@ -46,6 +56,7 @@ __all__ = [
     "SweepStudy",
     "Target",
     "baseline_markdown",
+    "calibrate",
     "erlang_table",
     "executor_scope",
     "grid_points",
@@ -56,12 +67,16 @@ __all__ = [
     "parse_target",
     "parse_targets",
     "parse_vary",
+    "plan_interval_staffing",
+    "read_contact_log",
     "replication_seed",
     "run_baselines",
     "run_replication",
     "run_replications",
     "run_sweep",
     "search_staffing",
+    "shift_templates",
+    "solve_schedule",
     "sweep_study",
     "write_baseline_report",
 ]

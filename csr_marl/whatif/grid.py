@@ -64,6 +64,11 @@ def parse_vary(text: str) -> Axis:
     return Axis(field, tuple(values), f"{field}={spec.strip()}")
 
 
+def parse_values(spec: str, where: str) -> list[Any]:
+    """``3..10``, ``0.5..2:0.5``, ``100,150`` or a YAML list -> the values; :class:`StudyError` names ``where``."""
+    return _parse_values(spec, where)
+
+
 def _parse_values(spec: str, where: str) -> list[Any]:
     match = _RANGE.match(spec)
     if match:

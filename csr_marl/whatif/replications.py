@@ -12,7 +12,7 @@ from __future__ import annotations
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass
 from itertools import islice
-from typing import Hashable, Iterable, Iterator
+from typing import Any, Callable, Hashable, Iterable, Iterator
 
 import numpy as np
 
@@ -53,10 +53,18 @@ def run_replication(task: Replication) -> dict[str, float]:
     return replication_record(simulate(task.scenario, task.policy, seed))
 
 
+def run_replication_with_intervals(task: Replication) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """Run one replication and return its metrics record and its KPIs per interval (runs in a worker)."""
+    result = simulate(task.scenario, task.policy, replication_seed(task.base_seed, task.replication))
+    return replication_record(result), result.intervals
+
+
 def run_replications(
-    tasks: Iterable[Replication], executor: Executor, *, max_in_flight: int | None = None
-) -> Iterator[tuple[Replication, dict[str, float]]]:
-    """Yield ``(task, record)`` as each replication finishes, in completion order.
+    tasks: Iterable[Replication], executor: Executor, *, max_in_flight: int | None = None,
+    worker: Callable[[Replication], Any] = run_replication,
+) -> Iterator[tuple[Replication, Any]]:
+    """Yield ``(task, record)`` as each replication finishes, in completion order (``worker(task)``
+    makes the record: by default :func:`run_replication`).
 
     At most ``max_in_flight`` tasks are submitted at once (default four per CPU), so a long study
     starts reporting at once and an interrupted one loses only the replications in flight. If a
@@ -68,7 +76,7 @@ def run_replications(
 
     def top_up() -> None:
         for task in islice(queue, max(limit - len(pending), 0)):
-            pending[executor.submit(run_replication, task)] = task
+            pending[executor.submit(worker, task)] = task
 
     try:
         top_up()

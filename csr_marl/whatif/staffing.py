@@ -3,8 +3,8 @@
     answer = search_staffing("standard_day", parse_targets(["abandonment_rate<=0.05"]), roles=["resolver"])
     answer.staffing            # {"triage": 2, "resolver": 9, "escalation": 2}
 
-1. A short pilot run measures each searched role's load; Erlang A/C turns it into a first headcount
-   (:mod:`.staffing_estimate`).
+1. A short pilot run measures each searched role's offered load (not the carried load, which the
+   pilot's own headcount caps); Erlang A/C turns it into a first headcount (:mod:`.staffing_estimate`).
 2. Each candidate headcount is simulated with common random numbers, adding replications in batches
    until every target's confidence interval lies wholly on one side of its bound (or the replication
    cap is reached; then the mean decides and the answer says so).
@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -37,6 +38,11 @@ from .targets import Target, Verdict
 Report = Callable[[str], None]
 PILOT_REPLICATIONS = 3
 MAX_PASSES = 3
+#: The team a staffing study models: trained staff who know every issue (the fair ``heuristic`` is
+#: the RL baselines' default; a study sized with it would buy headcount for its misreadings).
+ANALYST_POLICY = "expert"
+#: Without ``max_headcount`` the search doubles its cap while more staff still helps, up to this.
+HARD_CAP = 5_000
 
 
 @dataclass(frozen=True)
@@ -178,7 +184,7 @@ def search_staffing(
     targets: Sequence[Target],
     roles: Sequence[str] | None = None,
     *,
-    policy: str = "heuristic",
+    policy: str = ANALYST_POLICY,
     seed: int = 0,
     overrides: Mapping[str, Any] | None = None,
     executor: Any = None,
@@ -190,9 +196,11 @@ def search_staffing(
 ) -> StaffingAnswer:
     """Least headcount per role meeting every target; see the module docstring.
 
-    ``max_headcount`` caps the search per role (default: three times the larger of the Erlang estimate
-    and the scenario's headcount, plus 10). Raises :class:`StudyError` when no headcount up to the cap
-    meets the targets, or for bad input.
+    ``max_headcount`` caps the search per role. Without it the cap starts at three times the larger of
+    the Erlang estimate and the scenario's headcount, plus 10, and doubles while more staff still moves
+    the missed targets, so the answer is found from any starting headcount. Raises :class:`StudyError`
+    when no headcount up to the cap meets the targets (saying whether headcount or the policy limits
+    the KPI), or for bad input.
     """
     base = load_scenario(scenario, overrides)
     roles = _check_inputs(base, targets, roles, policy, min_replications, max_replications)
@@ -210,7 +218,7 @@ def search_staffing(
         for _ in range(MAX_PASSES):
             changed = False
             for role in roles:
-                answer = _search_role(evaluator, staffing, role, caps[role], tried[role])
+                answer = _search_role(evaluator, staffing, role, caps[role], tried[role], max_headcount is not None)
                 changed |= answer != staffing[role]
                 staffing[role] = answer
             if not changed:
@@ -269,25 +277,61 @@ def _erlang_estimates(
 ) -> dict[str, ErlangEstimate]:
     generous = {**staffing, **{role: 2 * staffing[role] + 5 for role in roles}}
     records = evaluator.run(generous, PILOT_REPLICATIONS)
-    loads = measured_loads(records, generous)
+    loads = measured_loads(records, list(generous))
     front = headline_queue_of(generous)  # the role whose queue service_level, ASA and P(wait) measure
     return {
         role: estimate_headcount(evaluator.base, role, loads[role], targets, front_role=front) for role in roles
     }
 
 
-def _search_role(evaluator: _Evaluator, staffing: dict[str, int], role: str, cap: int, tried: list[int]) -> int:
+def _search_role(
+    evaluator: _Evaluator, staffing: dict[str, int], role: str, cap: int, tried: list[int], capped_by_user: bool
+) -> int:
     def ok(count: int) -> bool:
         return evaluator.evaluate({**staffing, role: count}).feasible
 
-    answer, steps = least_feasible(ok, staffing[role], 0, cap)
-    tried.extend(steps)
-    if answer is None:
-        best = evaluator.evaluate({**staffing, role: cap})
-        missed = [t for t in evaluator.targets if not t.satisfied(best.estimates[t.kpi].mean)] or list(evaluator.targets)
-        others = ", ".join(f"{r}={c}" for r, c in staffing.items() if r != role)
-        shown = "; ".join(f"{t} (at {cap}: {best.estimates[t.kpi]})" for t in missed)
-        raise StudyError(
-            f"no {role} headcount up to {cap} meets {shown}, with {others}; raise --max-headcount or relax the target"
+    start = staffing[role]
+    while True:
+        answer, steps = least_feasible(ok, start, 0, cap)
+        tried.extend(steps)
+        if answer is not None:
+            return answer
+        helps = _more_staff_helps(evaluator, staffing, role, cap)
+        if capped_by_user or not helps or cap >= HARD_CAP:
+            break
+        evaluator.report(f"{role}: nothing up to {cap} meets the targets and more staff still helps; trying up to {2 * cap}")
+        start, cap = cap, min(2 * cap, HARD_CAP)
+    best = evaluator.evaluate({**staffing, role: cap})
+    missed = [t for t in evaluator.targets if not t.satisfied(best.estimates[t.kpi].mean)] or list(evaluator.targets)
+    others = ", ".join(f"{r}={c}" for r, c in staffing.items() if r != role)
+    shown = "; ".join(f"{t} (at {cap}: {best.estimates[t.kpi]})" for t in missed)
+    if not helps:
+        advice = (
+            f"more {role}s no longer move it, so headcount is not what limits it: the staff's policy "
+            f"({evaluator.policy}) or another role does"
+            + ("" if evaluator.policy == ANALYST_POLICY else f" (try --policy {ANALYST_POLICY}, staff who know every issue)")
+            + ", or relax the target"
         )
-    return answer
+    else:
+        advice = "raise --max-headcount or relax the target" if capped_by_user else "relax the target"
+    raise StudyError(f"no {role} headcount up to {cap} meets {shown}, with {others}; {advice}")
+
+
+def _half_width(estimate: Estimate) -> float:
+    width = estimate.half_width
+    return 0.0 if estimate.n < 2 or math.isnan(width) else width
+
+
+def _more_staff_helps(evaluator: _Evaluator, staffing: dict[str, int], role: str, cap: int) -> bool:
+    """Whether the missed targets' KPIs still improve between half the cap and the cap (beyond noise)."""
+    at_cap = evaluator.evaluate({**staffing, role: cap})
+    half = evaluator.evaluate({**staffing, role: max(cap // 2, 0)})
+    for target in evaluator.targets:
+        high, low = at_cap.estimates[target.kpi], half.estimates[target.kpi]
+        if target.satisfied(high.mean):
+            continue
+        gain = (high.mean - low.mean) * (1 if target.higher_is_better else -1)
+        noise = max(_half_width(high), _half_width(low), 1e-9)
+        if gain > noise:
+            return True
+    return False

@@ -1,7 +1,9 @@
 """The analytic starting point of a staffing search: measured load per role, sized with Erlang A/C.
 
-A short pilot simulation with generous staffing measures each role's offered load in Erlangs (busy
-staff-minutes per minute); the busiest period of the arrival profile scales it to peak load, and Erlang A
+A short pilot simulation measures each role's *offered* load in Erlangs (mean busy time per service x
+entries into the role's queue, per minute: the KPI ``offered_load_<role>``). The carried load (busy
+staff-minutes per minute) would not do: it is capped by the pilot's headcount and shrinks by the share
+of customers who hang up, so a pilot far below the answer would start the search far too low. The busiest period of the arrival profile scales it to peak load, and Erlang A
 (Erlang C without patience) gives the least headcount meeting the targets the formulas can speak to:
 service level, P(wait) and ASA for the role customers reach first, abandonment for every role, occupancy
 for its own role. It is only a start: the simulation decides.
@@ -107,10 +109,10 @@ def estimate_headcount(
     return ErlangEstimate(role, mean_load, peak_load, handle, count, basis)
 
 
-def measured_loads(records: Sequence[Mapping[str, float]], headcount: Mapping[str, int]) -> dict[str, float]:
-    """Mean busy staff per role (Erlangs) from pilot replications with flat ``headcount``."""
+def measured_loads(records: Sequence[Mapping[str, float]], roles: Sequence[str]) -> dict[str, float]:
+    """Mean offered load per role (Erlangs) over pilot replications (``offered_load_<role>``)."""
     loads = {}
-    for role, count in headcount.items():
-        values = [r[f"occupancy_{role}"] * count for r in records if not math.isnan(r[f"occupancy_{role}"])]
+    for role in roles:
+        values = [r[f"offered_load_{role}"] for r in records if not math.isnan(r[f"offered_load_{role}"])]
         loads[role] = sum(values) / len(values) if values else 0.0
     return loads

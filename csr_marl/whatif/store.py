@@ -41,12 +41,19 @@ def atomic_write(path: Path, write: Callable[[io.TextIOBase], None] | str | byte
                 handle.write(write)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private; a written result is not
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_json(path: Path, payload: Any) -> Path:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 import yaml
 
 from .. import __version__
+from ..config.domain import ROLES
 from ..config.loading import load_scenario
 from ..config.scenario import Scenario
 from ..policies.base import policy_names
@@ -31,7 +32,7 @@ from .grid import Axis, check_grid_size, format_value, grid_points, parse_vary, 
 from .plotting import axis_label
 from .provenance import file_digest, machine, now, stable_hash, versions
 from .records import check_metric, metric_names
-from .replications import SEED_SCHEME, Replication, run_replications
+from .replications import SEED_SCHEME, Replication, run_replication_with_intervals, run_replications
 from .summary import Estimate, estimates
 from .targets import Target
 
@@ -148,9 +149,16 @@ class SweepOutcome:
 FILES = {
     "config": "config.yaml",
     "replications": "replications.csv",
+    "interval_replications": "interval_replications.csv",
     "summary": "summary.csv",
+    "intervals": "intervals.csv",
     "manifest": store.MANIFEST,
 }
+#: The KPIs per interval a sweep keeps for every replication and summarises with CIs (intervals.csv).
+INTERVAL_KPIS: tuple[str, ...] = (
+    "offered", "answered_queue", "abandoned", "service_level", "asa_minutes",
+    *(f"{what}_{role}" for what in ("headcount", "occupancy") for role in ROLES),
+)
 
 
 def run_sweep(
@@ -184,6 +192,12 @@ def run_sweep(
         expected=lambda key: 0 <= key[0] < len(study.points) and 0 <= key[1] < study.replications,
     )
     rows = log.load()
+    interval_log = store.ReplicationLog(
+        folder / FILES["interval_replications"], ["point", "replication", "interval", "start_minute", *INTERVAL_KPIS],
+        key=lambda row: (int(row["point"]), int(row["replication"]), int(row["interval"])),
+        expected=lambda key: 0 <= key[0] < len(study.points) and 0 <= key[1] < study.replications,
+    )
+    interval_rows = interval_log.load()
     manifest = _manifest(study, previous, command, plot_kpi)
     store.write_json(folder / FILES["manifest"], manifest)
     store.atomic_write(folder / FILES["config"], _config_yaml(study))
@@ -195,8 +209,13 @@ def run_sweep(
     if progress:
         progress(done, total)
     with executor_scope(executor, workers) as pool:
-        for task, record in run_replications(todo, pool):
+        for task, (record, intervals) in run_replications(todo, pool, worker=run_replication_with_intervals):
             point, replication = task.key
+            for k, kpis in enumerate(intervals):  # before the replication's own row: a kill re-runs it
+                line = {"point": point, "replication": replication, "interval": k, "start_minute": repr(kpis["start_minute"]),
+                        **{name: repr(float(kpis[name])) for name in INTERVAL_KPIS}}
+                interval_log.append(line)
+                interval_rows[(point, replication, k)] = {key: str(value) for key, value in line.items()}
             labels = {f: format_value(study.points[point][f]) for f in fields}
             row = {"point": point, **labels, "replication": replication, **{k: repr(v) for k, v in record.items()}}
             log.append(row)
@@ -206,8 +225,11 @@ def run_sweep(
                 progress(done, total)
 
     log.rewrite(rows[key] for key in sorted(rows))
+    interval_log.rewrite(interval_rows[key] for key in sorted(interval_rows))
     points = summarise_points(study, rows, log.path)
     store.write_csv(folder / FILES["summary"], ["point", *fields, "kpi", "mean", "ci_low", "ci_high", "n"], _summary_rows(points))
+    store.write_csv(folder / FILES["intervals"], ["point", *fields, "interval", "start_minute", "kpi", "mean", "ci_low", "ci_high", "n"],
+                    interval_summary_rows(study, interval_rows))
     warnings: list[str] = []
     plot = _plot(study, points, folder, plot_kpi, targets, warnings)
     elapsed = time.perf_counter() - started
@@ -231,6 +253,22 @@ def summarise_points(
             raise StudyError(f"{source}: replication {(point, replication)}, column {bad}: {row[bad]!r} is not a number") from None
         by_point[point].append(values)
     return [PointSummary(i, study.points[i], estimates(records, names)) for i, records in by_point.items()]
+
+
+def interval_summary_rows(study: SweepStudy, rows: Mapping[tuple[int, int, int], Mapping[str, str]]) -> list[dict[str, Any]]:
+    """Mean and 95% CI across replications of every interval KPI, per grid point and interval."""
+    grouped: dict[tuple[int, int], list[dict[str, float]]] = {}
+    starts: dict[tuple[int, int], str] = {}
+    for (point, _, interval), row in sorted(rows.items()):
+        grouped.setdefault((point, interval), []).append({name: float(row[name]) for name in INTERVAL_KPIS})
+        starts[(point, interval)] = row["start_minute"]
+    out = []
+    for (point, interval), records in grouped.items():
+        labels = {f: format_value(study.points[point][f]) for f in study.fields}
+        for name, e in estimates(records, INTERVAL_KPIS).items():
+            out.append({"point": point, **labels, "interval": interval, "start_minute": starts[(point, interval)],
+                        "kpi": name, "mean": repr(e.mean), "ci_low": repr(e.low), "ci_high": repr(e.high), "n": e.n})
+    return out
 
 
 def _is_number(text: str) -> bool:

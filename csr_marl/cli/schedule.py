@@ -1,0 +1,196 @@
+"""``csr-marl schedule``: per-interval requirements -> a shift schedule (OR-Tools CP-SAT) -> simulated.
+
+The loop analysts run: size each interval (the iterative staffing algorithm, or a requirements CSV from
+``csr-marl staff --by-interval --out``), choose shifts from templates (least paid hours covering every
+interval, or least shortfall under a headcount budget), then simulate the schedule and report each
+interval's service level with its 95% CI against the target. Writes, into ``--out``:
+
+- ``schedule.csv``: one row per shift worked (role, start, end, break, staff);
+- ``scenario.yaml``: the scenario staffed by the schedule (``staffing.shifts``), ready to simulate;
+- ``intervals.csv``: per interval, required and scheduled headcount and the simulated service level;
+- ``requirements.csv`` (when computed here) and ``interval_chart.png``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.table import Table
+
+from ..config.domain import ROLES
+from ..config.loading import load_scenario
+from ..config.scenario import Scenario
+from ..whatif import parse_targets
+from ..whatif.errors import StudyError
+from ..whatif.executors import executor_scope
+from ..whatif.grid import parse_values
+from ..whatif.interval_chart import plot_interval_chart
+from ..whatif.interval_runs import interval_starts, scenario_with_plan
+from ..whatif.interval_staffing import PlanCheck, check_plan, plan_interval_staffing
+from ..whatif.schedule import Schedule, read_requirements, schedule_rows, shift_templates, solve_schedule
+from ..whatif.staffing import ANALYST_POLICY
+from ..whatif.store import atomic_write
+from .common import check_output_folder, console, escape, friendly_errors, note, parse_sets, warn
+from .intervals import clock, interval_target, plan_rows, scenario_yaml, write_csv
+from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
+
+
+@friendly_errors
+def schedule_command(
+    scenario: str = typer.Argument(..., help="Scenario name or YAML path."),
+    targets: Optional[list[str]] = TARGETS,
+    roles: Optional[list[str]] = typer.Option(None, "--role", help="Role to schedule; repeatable. \\[default: every staffed role]"),
+    requirements: Optional[Path] = typer.Option(None, "--requirements", help="Requirements CSV (csr-marl staff --by-interval --out); default: compute them here."),
+    use: str = typer.Option("iterative", "--use", help="Which requirement to schedule: iterative or sipp."),
+    starts: str = typer.Option("0..240:30", "--starts", help="Shift start minutes: 0..240:30 or 0,60,120."),
+    lengths: str = typer.Option("240,480", "--lengths", help="Paid shift lengths in minutes."),
+    breaks: Optional[list[str]] = typer.Option(None, "--break", help="LENGTH:MINUTES, e.g. 480:30: shifts of that length take a break within an hour of their middle; repeatable."),
+    budget: Optional[int] = typer.Option(None, "--budget", min=0, help="At most this many staff per role: least shortfall instead of least cost."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (created)."),
+    interval: Optional[int] = typer.Option(None, "--interval", help="Interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
+    policy: str = typer.Option(ANALYST_POLICY, "--policy", "-p", help="Built-in policy the staff follow."),
+    replications: int = typer.Option(20, "--replications", "-r", help="Replications per simulation (requirements and the check)."),
+    sets: Optional[list[str]] = SETS,
+    seed: Optional[int] = SEED,
+    workers: Optional[int] = WORKERS,
+    backend: str = BACKEND,
+    ray_address: Optional[str] = RAY_ADDRESS,
+) -> None:
+    """Turn per-interval requirements into shifts with CP-SAT, simulate the schedule, report interval SL vs target."""
+    overrides = parse_sets(sets)
+    if interval is not None:
+        overrides["service_level.interval_minutes"] = interval
+    base = load_scenario(scenario, overrides)
+    target = interval_target(parse_targets(targets))
+    width = base.service_level.interval_minutes
+    day = interval_starts(base)
+    templates = shift_templates(
+        parse_values(starts, f"--starts {starts!r}"), parse_values(lengths, f"--lengths {lengths!r}"),
+        _breaks(breaks), width, base.horizon_minutes,
+    )
+    if use not in ("iterative", "sipp"):
+        raise StudyError(f"--use {use!r}: use iterative or sipp")
+    if replications < 2:
+        raise StudyError(f"--replications must be at least 2 for confidence intervals, got {replications}")
+    given = read_requirements(requirements, use, day) if requirements is not None else None
+    chosen = _roles(base, roles, given)
+    check_output_folder(out, "--out")
+    say = note
+    written: list[str] = []
+    with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
+        if given is None:
+            say("sizing every interval with the iterative staffing algorithm (and SIPP beside it)")
+            plan = plan_interval_staffing(base, target, chosen, policy=policy, seed=seed or 0,
+                                          replications=replications, executor=pool, report=say)
+            need = plan.requirements(use)
+            extra_rows = plan_rows(plan)
+        else:
+            need, extra_rows = {role: given[role] for role in chosen}, None
+        schedule = solve_schedule(need, templates, width, mode="budget" if budget is not None else "cover", budget=budget)
+        say(f"schedule {schedule.status.lower()}: {schedule.paid_hours():g} paid staff-hours; simulating it")
+        check = check_plan(base, schedule.coverage, policy, seed or 0, replications, executor=pool)
+    out.mkdir(parents=True, exist_ok=True)
+    scheduled = scenario_with_plan(base, schedule.coverage)
+    written.append(str(write_csv(out / "schedule.csv", schedule_rows(schedule))))
+    header = "Written by csr-marl schedule: the scenario staffed by the schedule (staffing.shifts)."
+    written.append(str(atomic_write(out / "scenario.yaml", scenario_yaml(scheduled, f"{base.name}_schedule", [header]))))
+    written.append(str(write_csv(out / "intervals.csv", interval_rows(schedule, check, target))))
+    if extra_rows is not None:
+        written.append(str(write_csv(out / "requirements.csv", extra_rows)))
+    try:
+        written.append(str(_chart(out / "interval_chart.png", base, schedule, check, target)))
+    except RuntimeError as exc:  # matplotlib missing
+        warn(str(exc))
+    console.print(schedule_table(schedule, check, target, base))
+    for role in schedule.coverage:
+        console.print(
+            f"{role}: {schedule.headcount(role)} staff, {schedule.paid_hours(role):g} paid hours, "
+            f"shortfall {schedule.shortfall(role)} staff-intervals", highlight=False,
+        )
+    console.print(f"[dim]wrote {escape(', '.join(written))}[/]", highlight=False)
+
+
+def _breaks(items: list[str] | None) -> dict[float, float]:
+    out = {}
+    for item in items or ():
+        length, sep, minutes = item.partition(":")
+        try:
+            out[float(length)] = float(minutes)
+        except ValueError:
+            raise StudyError(f"--break {item!r}: expected LENGTH:MINUTES, e.g. 480:30") from None
+        if not sep:
+            raise StudyError(f"--break {item!r}: expected LENGTH:MINUTES, e.g. 480:30")
+    return out
+
+
+def _roles(base: Scenario, roles: list[str] | None, given: dict[str, list[int]] | None) -> list[str]:
+    chosen = list(dict.fromkeys(roles)) if roles else (
+        list(given) if given is not None else [r for r in ROLES if base.staffing.peak(r) > 0]
+    )
+    for role in chosen:
+        if role not in ROLES:
+            raise StudyError(f"--role {role!r}: unknown role; roles are {', '.join(ROLES)}")
+        if given is not None and role not in given:
+            raise StudyError(f"--role {role}: the requirements file has no rows for {role}")
+    return chosen
+
+
+def interval_rows(schedule: Schedule, check: PlanCheck, target: float) -> list[dict[str, Any]]:
+    rows = []
+    for k, start in enumerate(schedule.starts):
+        for role in schedule.coverage:
+            level = check.service_level(role)[k]
+            rows.append({
+                "start_minute": start, "role": role, "required": schedule.requirements[role][k],
+                "scheduled": schedule.coverage[role][k], "offered": round(check.intervals[k]["offered"].mean, 3),
+                "service_level": _num(level.mean), "service_level_low": _num(level.low),
+                "service_level_high": _num(level.high), "meets_target": "" if math.isnan(level.mean) else level.mean >= target,
+            })
+    return rows
+
+
+def _num(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, 4)
+
+
+def schedule_table(schedule: Schedule, check: PlanCheck, target: float, base: Scenario) -> Table:
+    table = Table(
+        title=f"{base.name} · schedule ({schedule.mode}, {schedule.status.lower()}) simulated over {check.replications} "
+        f"replications · service level within {base.service_level.threshold_minutes:g} min, mean [95% CI], target {target:g}",
+        title_justify="left",
+    )
+    table.add_column("interval")
+    table.add_column("offered", justify="right")
+    for role in schedule.coverage:
+        table.add_column(f"{role} need/on", justify="right")
+        table.add_column(f"SL {role}", justify="right")
+    for k, start in enumerate(schedule.starts):
+        cells = [clock(start), f"{check.intervals[k]['offered'].mean:.1f}"]
+        for role in schedule.coverage:
+            level = check.service_level(role)[k]
+            text = str(level) if not math.isnan(level.mean) else "–"
+            cells += [f"{schedule.requirements[role][k]}/{schedule.coverage[role][k]}",
+                      f"[red]{text}[/]" if not math.isnan(level.mean) and level.mean < target else text]
+        table.add_row(*cells)
+    return table
+
+
+def _chart(path: Path, base: Scenario, schedule: Schedule, check: PlanCheck, target: float) -> Path:
+    role = "resolver" if "resolver" in schedule.coverage else next(iter(schedule.coverage))
+    busy = [row[f"occupancy_{role}"].mean * row[f"headcount_{role}"].mean for row in check.intervals]
+    answered = [row[f"answered_{role}"].mean for row in check.intervals]
+    # Contacts a staff member answers per interval at the measured pace: interval minutes / minutes per contact.
+    per_contact = sum(b for b in busy if not math.isnan(b)) * schedule.width / max(sum(answered), 1e-9)
+    capacity = {
+        "required": [n * schedule.width / per_contact for n in schedule.requirements[role]],
+        "scheduled": [n * schedule.width / per_contact for n in schedule.coverage[role]],
+    }
+    offered = [row[f"offered_{role}"].mean for row in check.intervals]
+    return plot_interval_chart(
+        path, schedule.starts, schedule.width, offered, capacity, {"scheduled": check.service_level(role)}, target,
+        title=f"{base.name} · {role}s · the schedule simulated, mean and 95% CI over {check.replications} replications",
+        service_label=f"service level, {role} queue",
+    )

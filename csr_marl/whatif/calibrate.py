@@ -1,0 +1,374 @@
+"""Calibrate a scenario from a contact log (extra ``csr-marl[analyst]`` for the scipy fits).
+
+    log = read_contact_log("contacts.csv")
+    fit = calibrate(log, interval_minutes=30)
+    fit.arrival_rates          # contacts per hour per interval, with 95% CIs
+    fit.handle["resolver"]     # exponential / lognormal / gamma, chosen by AIC, with a KS line
+    fit.patience               # exponential MLE (abandoned / total waiting time) and Kaplan-Meier
+
+The log has one row per contact: ``arrival``, ``answered`` (empty when never answered), ``end``
+(closed, or hung up) and ``abandoned`` (1/0, true/false), and optionally ``day``, ``queue``,
+``category`` and ``tier``. Times are minutes from the start of the day, or ISO date-times (then the day
+is the date and minutes count from the earliest interval any contact arrives in). Contacts of several
+days are pooled: the arrival profile is the mean count per interval over days.
+
+Patience is censored: a customer who was answered after waiting ``w`` minutes would have waited at
+least ``w``. Abandoned contacts give the patience itself. The exponential MLE of the abandonment rate is
+abandoned / total waiting time (of everybody who waited); the Kaplan-Meier estimator needs no family.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..analysis.stats import proportion_ci
+from .errors import StudyError
+
+REQUIRED = ("arrival", "answered", "end", "abandoned")
+_TRUE = {"1", "true", "yes", "y", "t"}
+_FALSE = {"0", "false", "no", "n", "f", ""}
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Contact:
+    day: str
+    arrival: float
+    answered: float | None
+    end: float
+    abandoned: bool
+    queue: str
+    category: str | None
+    tier: str | None
+
+
+@dataclass(frozen=True)
+class Interval95:
+    value: float
+    low: float
+    high: float
+
+    def __str__(self) -> str:
+        return f"{self.value:.4g} [{self.low:.4g}, {self.high:.4g}]"
+
+
+@dataclass(frozen=True)
+class HandleFit:
+    """A queue's handle-time fit: the chosen family, its mean and cv, every family's AIC, a KS line."""
+
+    queue: str
+    n: int
+    dist: str
+    mean: Interval95
+    cv: float
+    aic: dict[str, float]
+    ks_statistic: float
+    ks_p_value: float
+
+    def scenario_value(self) -> dict[str, Any]:
+        if self.dist == "exponential":
+            return {"dist": "exponential", "mean_minutes": round(self.mean.value, 4)}
+        return {"dist": self.dist, "mean_minutes": round(self.mean.value, 4), "cv": round(self.cv, 4)}
+
+    def goodness_of_fit(self) -> str:
+        others = ", ".join(f"{name} {aic:.1f}" for name, aic in sorted(self.aic.items(), key=lambda kv: kv[1]))
+        verdict = "no evidence against the fit" if self.ks_p_value >= 0.05 else "the fit is rejected at 5%"
+        return (f"{self.queue}: {self.dist} (AIC {others}); Kolmogorov-Smirnov D = {self.ks_statistic:.4f}, "
+                f"p = {self.ks_p_value:.3f} on {self.n} handle times ({verdict}; p is optimistic with fitted parameters)")
+
+
+@dataclass(frozen=True)
+class PatienceFit:
+    abandoned: int
+    waited: int
+    total_wait_minutes: float
+    mean_exponential: Interval95 | None  # None when nobody abandoned
+    km_times: list[float]
+    km_survival: list[float]
+    km_median: float | None
+
+    def survival_at(self, minute: float) -> float:
+        """Kaplan-Meier P(patience > minute)."""
+        value = 1.0
+        for t, s in zip(self.km_times, self.km_survival):
+            if t > minute:
+                break
+            value = s
+        return value
+
+
+@dataclass(frozen=True)
+class Calibration:
+    days: int
+    contacts: int
+    interval_minutes: int
+    start_minute: float
+    horizon_minutes: float
+    arrival_rates: list[Interval95]  # contacts per hour, per interval
+    handle: dict[str, HandleFit]
+    patience: PatienceFit
+    tier_mix: dict[str, Interval95]
+    category_mix: dict[str, Interval95]
+    peak_in_service: int
+    notes: list[str] = field(default_factory=list)
+
+
+def read_contact_log(path: str | Path) -> list[Contact]:
+    """Read and check a contact log; :class:`StudyError` names the first bad line."""
+    file = Path(path)
+    if not file.is_file():
+        raise StudyError(f"{file}: file not found")
+    with file.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in REQUIRED if c not in (reader.fieldnames or ())]
+        if missing:
+            raise StudyError(f"{file.name}: no column {', '.join(missing)} (need {', '.join(REQUIRED)}; optional day, queue, category, tier)")
+        rows = list(reader)
+    if not rows:
+        raise StudyError(f"{file.name}: no contacts")
+    stamped = _is_timestamp(rows[0]["arrival"])
+    contacts = []
+    for line, row in enumerate(rows, start=2):
+        where = f"{file.name} line {line}"
+        day, arrival = _time(row["arrival"], stamped, where, "arrival")
+        answered = None if not (row["answered"] or "").strip() else _time(row["answered"], stamped, where, "answered", day)[1]
+        _, end = _time(row["end"], stamped, where, "end", day)
+        flag = (row["abandoned"] or "").strip().lower()
+        if flag not in _TRUE | _FALSE:
+            raise StudyError(f"{where}: abandoned must be 1/0 or true/false, got {row['abandoned']!r}")
+        abandoned = flag in _TRUE
+        if abandoned and answered is not None:
+            raise StudyError(f"{where}: a contact cannot be answered and abandoned")
+        if end < arrival or (answered is not None and not arrival <= answered <= end):
+            raise StudyError(f"{where}: times must satisfy arrival <= answered <= end")
+        contacts.append(Contact(
+            row.get("day") or day, arrival, answered, end, abandoned, (row.get("queue") or "resolver").strip(),
+            (row.get("category") or "").strip() or None, (row.get("tier") or "").strip() or None,
+        ))
+    if stamped:  # minutes from the earliest minute of the day any contact arrives
+        first = min(c.arrival for c in contacts)
+        contacts = [Contact(c.day, c.arrival - first, None if c.answered is None else c.answered - first, c.end - first,
+                            c.abandoned, c.queue, c.category, c.tier) for c in contacts]
+    return contacts
+
+
+def _is_timestamp(text: str) -> bool:
+    try:
+        float(text)
+        return False
+    except ValueError:
+        return True
+
+
+def _time(text: str, stamped: bool, where: str, column: str, day: str = "0") -> tuple[str, float]:
+    text = (text or "").strip()
+    try:
+        if stamped:
+            moment = datetime.fromisoformat(text)
+            base = datetime.fromisoformat(day) if day != "0" else moment.replace(hour=0, minute=0, second=0, microsecond=0)
+            return moment.date().isoformat(), (moment - base).total_seconds() / 60.0
+        value = float(text)
+    except ValueError:
+        raise StudyError(f"{where}: {column} {text!r} is not a minute or an ISO date-time") from None
+    if not math.isfinite(value) or value < 0:
+        raise StudyError(f"{where}: {column} must be a minute >= 0, got {text!r}")
+    return day, value
+
+
+def calibrate(contacts: Sequence[Contact], interval_minutes: int = 30, horizon_minutes: float | None = None) -> Calibration:
+    """Fit arrivals, handle times, patience and mixes; see the module docstring."""
+    if len(contacts) < 20:
+        raise StudyError(f"only {len(contacts)} contacts: calibration needs at least 20")
+    days = sorted({c.day for c in contacts})
+    width = float(interval_minutes)
+    horizon = horizon_minutes or width * math.ceil(max(c.arrival for c in contacts) / width + 1e-9)
+    n = max(1, math.ceil(horizon / width - 1e-9))
+    counts = np.zeros(n)
+    for c in contacts:
+        if c.arrival < horizon:
+            counts[min(int(c.arrival // width), n - 1)] += 1
+    per_hour = 60.0 / width / len(days)
+    rates = [
+        Interval95(k * per_hour, max(0.0, k - Z95 * math.sqrt(k)) * per_hour, (k + Z95 * math.sqrt(max(k, 1.0))) * per_hour)
+        for k in counts
+    ]
+    handle = {}
+    for queue in sorted({c.queue for c in contacts}):
+        times = [c.end - c.answered for c in contacts if c.queue == queue and c.answered is not None and c.end > c.answered]
+        if len(times) >= 10:
+            handle[queue] = fit_handle_times(queue, np.array(times))
+    notes = [] if handle else ["fewer than 10 answered contacts per queue: no handle-time fit"]
+    return Calibration(
+        len(days), len(contacts), interval_minutes, 0.0, horizon, rates, handle, fit_patience(contacts),
+        _mix([c.tier for c in contacts]), _mix([c.category for c in contacts]), _peak_in_service(contacts), notes,
+    )
+
+
+def fit_handle_times(queue: str, times: np.ndarray) -> HandleFit:
+    """Exponential, lognormal and gamma by maximum likelihood; the least AIC wins."""
+    stats = _scipy_stats()
+    n = len(times)
+    mean = float(times.mean())
+    sd = float(times.std(ddof=1))
+    candidates: dict[str, tuple[Any, int]] = {}
+    candidates["exponential"] = (stats.expon(scale=mean), 1)
+    logs = np.log(times)
+    mu, sigma = float(logs.mean()), float(logs.std(ddof=0))
+    candidates["lognormal"] = (stats.lognorm(s=sigma, scale=math.exp(mu)), 2)
+    shape, _, scale = stats.gamma.fit(times, floc=0)
+    candidates["gamma"] = (stats.gamma(shape, scale=scale), 2)
+    aic = {name: 2 * k - 2 * float(np.sum(dist.logpdf(times))) for name, (dist, k) in candidates.items()}
+    best = min(aic, key=aic.__getitem__)
+    dist = candidates[best][0]
+    ks = stats.kstest(times, dist.cdf)
+    cv = float(dist.std() / dist.mean())
+    half = Z95 * sd / math.sqrt(n)
+    return HandleFit(queue, n, best, Interval95(mean, mean - half, mean + half), cv, aic, float(ks.statistic), float(ks.pvalue))
+
+
+def fit_patience(contacts: Sequence[Contact]) -> PatienceFit:
+    """Exponential MLE (abandoned / total waiting time) with its CI, and the Kaplan-Meier curve."""
+    waits, events = [], []
+    for c in contacts:
+        if c.answered is not None:
+            waits.append(c.answered - c.arrival)
+            events.append(False)  # censored: patience lasted at least this long
+        elif c.abandoned:
+            waits.append(c.end - c.arrival)
+            events.append(True)
+        else:  # still waiting when the log ends
+            waits.append(c.end - c.arrival)
+            events.append(False)
+    total = float(sum(waits))
+    abandoned = int(sum(events))
+    if abandoned:
+        mean = total / abandoned
+        # log(mean) is close to normal with standard error 1/sqrt(abandoned) (the censored exponential).
+        spread = math.exp(Z95 / math.sqrt(abandoned))
+        exponential = Interval95(mean, mean / spread, mean * spread)
+    else:
+        exponential = None
+    times, survival = _kaplan_meier(np.array(waits), np.array(events))
+    median = next((t for t, s in zip(times, survival) if s <= 0.5), None)
+    return PatienceFit(abandoned, sum(1 for w in waits if w > 0), total, exponential, times, survival, median)
+
+
+def _kaplan_meier(durations: np.ndarray, observed: np.ndarray) -> tuple[list[float], list[float]]:
+    order = np.argsort(durations, kind="stable")
+    durations, observed = durations[order], observed[order]
+    at_risk = len(durations)
+    survival, times, values = 1.0, [], []
+    i = 0
+    while i < len(durations):
+        t = durations[i]
+        j = i
+        deaths = 0
+        while j < len(durations) and durations[j] == t:
+            deaths += int(observed[j])
+            j += 1
+        if deaths:
+            survival *= 1.0 - deaths / at_risk
+            times.append(float(t))
+            values.append(survival)
+        at_risk -= j - i
+        i = j
+    return times, values
+
+
+def _mix(values: Sequence[str | None]) -> dict[str, Interval95]:
+    known = [v for v in values if v]
+    out = {}
+    for value in sorted(set(known)):
+        share, low, high = proportion_ci(known.count(value), len(known))
+        out[value] = Interval95(share, low, high)
+    return out
+
+
+def _peak_in_service(contacts: Sequence[Contact]) -> int:
+    """The most contacts in service at once on any day (a floor for the headcount the log implies)."""
+    peak = 0
+    for day in {c.day for c in contacts}:
+        served = [c for c in contacts if c.day == day and c.answered is not None]
+        events = sorted([(c.end, -1) for c in served] + [(c.answered, 1) for c in served])  # ends first at ties
+        busy = 0
+        for _, step in events:
+            busy += step
+            peak = max(peak, busy)
+    return peak
+
+
+def _scipy_stats() -> Any:
+    try:
+        from scipy import stats
+    except ImportError:
+        raise StudyError("calibration fits need scipy: pip install 'csr-marl[analyst]'") from None
+    return stats
+
+
+def calibration_overrides(cal: Calibration, queue: str | None = None) -> dict[str, Any]:
+    """Scenario overrides from a calibration: the arrival profile per interval, the handle-time fit of
+    ``queue`` (default: ``resolver``, or the log's only queue) as the reply's time, patience (exponential
+    MLE, or nobody abandons), the tier mix and, as headcount, the most contacts ever in service at once."""
+    from ..config.domain import TIERS
+
+    width = cal.interval_minutes
+    profile = [[k * width, round(float(rate.value), 4)] for k, rate in enumerate(cal.arrival_rates)]
+    if not any(rate for _, rate in profile):
+        raise StudyError("no contacts arrive in any interval: nothing to calibrate")
+    overrides: dict[str, Any] = {
+        "horizon_minutes": cal.horizon_minutes, "warmup_minutes": 0,
+        "arrivals": {"profile": profile},
+        "service_level.interval_minutes": width,
+    }
+    chosen = queue or ("resolver" if "resolver" in cal.handle else next(iter(cal.handle), None))
+    if chosen is not None:
+        if chosen not in cal.handle:
+            raise StudyError(f"--queue {chosen!r}: the log has no handle times for it (queues: {', '.join(cal.handle)})")
+        overrides["handle_times.tools.respond_user"] = cal.handle[chosen].scenario_value()
+    mean = cal.patience.mean_exponential
+    overrides["customers.patience"] = None if mean is None else {"dist": "exponential", "mean_minutes": round(mean.value, 4)}
+    if cal.tier_mix:
+        unknown = [t for t in cal.tier_mix if t not in TIERS]
+        if unknown:
+            raise StudyError(f"tier {unknown[0]!r} in the log: tiers are {', '.join(TIERS)}")
+        overrides["customers.tier_mix"] = {t: round(e.value, 6) for t, e in cal.tier_mix.items()}
+        total = sum(overrides["customers.tier_mix"].values())
+        last = list(overrides["customers.tier_mix"])[-1]
+        overrides["customers.tier_mix"][last] = round(overrides["customers.tier_mix"][last] + 1.0 - total, 6)
+    if cal.peak_in_service:
+        overrides["staffing.resolver"] = cal.peak_in_service
+    return overrides
+
+
+def calibration_report(cal: Calibration) -> list[str]:
+    """What was estimated, one line each, with 95% CIs (printed by the CLI, written beside the scenario)."""
+    lines = [f"{cal.contacts} contacts over {cal.days} day(s), {cal.interval_minutes}-minute intervals, "
+             f"{cal.horizon_minutes:g} minutes a day"]
+    rates = ", ".join(f"{r.value:.1f}" for r in cal.arrival_rates)
+    lines.append(f"arrivals per hour by interval: {rates}")
+    for fit in cal.handle.values():
+        lines.append(f"handle time {fit.queue}: mean {fit.mean} min, cv {fit.cv:.3f}")
+        lines.append("goodness of fit " + fit.goodness_of_fit())
+    p = cal.patience
+    if p.mean_exponential is None:
+        lines.append(f"patience: nobody abandoned ({p.waited} waited, {p.total_wait_minutes:.1f} minutes in all): patience null")
+    else:
+        median = "not reached" if p.km_median is None else f"{p.km_median:.3g} min"
+        lines.append(
+            f"patience: exponential MLE mean {p.mean_exponential} min = {p.total_wait_minutes:.1f} waiting minutes / "
+            f"{p.abandoned} abandoned; Kaplan-Meier median {median}"
+        )
+    for name, mix in (("tier", cal.tier_mix), ("category", cal.category_mix)):
+        if mix:
+            lines.append(f"{name} mix: " + ", ".join(f"{k} {v}" for k, v in mix.items()))
+    if cal.category_mix:
+        lines.append("the category mix comes from the ticket bank in a scenario; compare it with the bank's")
+    lines.append(f"headcount: at most {cal.peak_in_service} contacts were in service at once (staffing.resolver)")
+    return lines + cal.notes

@@ -1,0 +1,150 @@
+"""Replications that keep the KPIs per interval, and staffing plans laid out as shift changes.
+
+    plan = {"resolver": [6, 8, 10, ...]}                  # headcount per interval
+    scenario = scenario_with_plan(base, plan)               # staffing.shifts at each interval edge
+    runs = run_interval_replications(scenario, "expert", seed=0, replications=20, executor=pool)
+    table = interval_estimates([run.intervals for run in runs], ["service_level"])   # mean [95% CI]
+
+A run can also sample how many contacts each role has (waiting for it or in its hands) at given
+minutes: the iterative staffing algorithm's input (:mod:`csr_marl.analysis.intervals`).
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..config.domain import ROLES
+from ..config.loading import load_scenario, read_trace
+from ..config.scenario import Scenario
+from ..policies.base import make_policy
+from ..sim.center import ContactCenter
+from .records import replication_record
+from .replications import replication_seed
+from .summary import Estimate, estimates
+
+Plan = Mapping[str, Sequence[int]]
+
+
+def interval_starts(scenario: Scenario) -> list[float]:
+    """Start minute of each interval of the day (``service_level.interval_minutes`` wide)."""
+    width = scenario.service_level.interval_minutes
+    return [k * width for k in range(math.ceil(scenario.horizon_minutes / width - 1e-9))]
+
+
+def interval_arrival_rates(scenario: Scenario) -> list[float]:
+    """Mean arrival rate (contacts per minute) in each interval: the profile's, or the trace's counts."""
+    width = scenario.service_level.interval_minutes
+    starts = interval_starts(scenario)
+    horizon = scenario.horizon_minutes
+    if scenario.arrivals.trace is not None:
+        counts = [0] * len(starts)
+        for minute in read_trace(scenario.arrivals.trace):
+            if minute < horizon:
+                counts[min(int(minute // width), len(starts) - 1)] += 1
+        return [n / (min(s + width, horizon) - s) for n, s in zip(counts, starts)]
+    pieces = scenario.arrivals.segments(horizon)
+    rates = []
+    for start in starts:
+        stop = min(start + width, horizon)
+        covered = sum(max(0.0, min(b, stop) - max(a, start)) * rate for a, b, rate in pieces)
+        rates.append(covered / 60.0 / (stop - start))
+    return rates
+
+
+def scenario_with_plan(base: Scenario, plan: Plan) -> Scenario:
+    """``base`` staffed by ``plan`` (headcount per role per interval) as shift changes at interval edges.
+
+    Roles the plan leaves out keep the base scenario's staffing, shift changes included.
+    """
+    starts = interval_starts(base)
+    overrides: dict[str, Any] = {}
+    for role, counts in plan.items():
+        if len(counts) != len(starts):
+            raise ValueError(f"plan for {role}: {len(counts)} intervals given, the day has {len(starts)}")
+        overrides[f"staffing.{role}"] = int(counts[0])
+    changes: dict[float, dict[str, int]] = {}
+    for change in base.staffing.shifts:  # the other roles' own shift changes
+        kept = {role: getattr(change, role) for role in ROLES if role not in plan and getattr(change, role) is not None}
+        if kept:
+            changes.setdefault(float(change.at_minute), {}).update(kept)
+    for k in range(1, len(starts)):
+        moved = {role: int(counts[k]) for role, counts in plan.items() if counts[k] != counts[k - 1]}
+        if moved:
+            changes.setdefault(float(starts[k]), {}).update(moved)
+    overrides["staffing.shifts"] = [{"at_minute": minute, **changes[minute]} for minute in sorted(changes)]
+    return load_scenario(base, overrides)
+
+
+@dataclass(frozen=True)
+class IntervalRun:
+    """One replication: its flat record, its interval rows, and (when asked) sampled counts per role."""
+
+    record: dict[str, float]
+    intervals: list[dict[str, float]]
+    present: dict[str, list[int]]  # contacts waiting for or with each role, at each sample minute
+    service_minutes: dict[str, tuple[float, int]]  # busy minutes and services per role
+
+
+@dataclass(frozen=True)
+class IntervalTask:
+    scenario: Scenario
+    policy: str
+    base_seed: int
+    replication: int
+    sample_minutes: tuple[float, ...] = ()
+
+
+def run_interval_replication(task: IntervalTask) -> IntervalRun:
+    """Run one replication (in a worker), sampling the contacts per role at ``task.sample_minutes``."""
+    center = ContactCenter(task.scenario, replication_seed(task.base_seed, task.replication))
+    present: dict[str, list[int]] = {role: [] for role in ROLES}
+
+    def sampler():
+        for minute in task.sample_minutes:
+            yield center.env.timeout(minute - center.env.now)
+            for role in ROLES:
+                queue = center.queues[role]
+                present[role].append(queue.size + center.busy_staff[role])
+
+    if task.sample_minutes:
+        center.env.process(sampler())
+    policy = make_policy(task.policy, task.scenario, center.streams["policy"])
+    center.answer_inline(policy)
+    decision = center.next_decision()
+    while decision is not None:
+        center.decide(policy(decision))
+        decision = center.next_decision()
+    result = center.result()
+    kpis = center.kpis
+    return IntervalRun(
+        replication_record(result), result.intervals, present,
+        {role: (kpis.busy[role], kpis.services[role]) for role in ROLES},
+    )
+
+
+def run_interval_replications(
+    scenario: Scenario, policy: str, seed: int, replications: int, executor: Executor,
+    sample_minutes: Sequence[float] = (),
+) -> list[IntervalRun]:
+    """``replications`` runs of ``scenario`` in replication order (common random numbers by index)."""
+    tasks = [IntervalTask(scenario, policy, seed, r, tuple(sample_minutes)) for r in range(replications)]
+    futures = [executor.submit(run_interval_replication, task) for task in tasks]
+    return [future.result() for future in futures]
+
+
+def interval_estimates(tables: Sequence[Sequence[Mapping[str, float]]], names: Sequence[str]) -> list[dict[str, Estimate]]:
+    """Mean and 95% CI across replications of each column in ``names``, interval by interval."""
+    if not tables:
+        return []
+    count = min(len(table) for table in tables)
+    return [estimates([table[k] for table in tables], names) for k in range(count)]
+
+
+def mean_service_minutes(runs: Sequence[IntervalRun], role: str) -> float:
+    """Mean busy minutes per service of ``role`` over ``runs`` (NaN when nobody was served)."""
+    busy = sum(run.service_minutes[role][0] for run in runs)
+    services = sum(run.service_minutes[role][1] for run in runs)
+    return busy / services if services else math.nan

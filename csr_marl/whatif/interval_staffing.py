@@ -1,0 +1,239 @@
+"""Staffing by interval: a required headcount per role per interval, SIPP beside the iterative algorithm.
+
+    plan = plan_interval_staffing("standard_day", 0.8, roles=["resolver"], replications=20)
+    plan.sipp["resolver"]       # Erlang A per interval, each interval on its own
+    plan.iterative["resolver"]  # the simulation-based iterative staffing algorithm
+    plan.sipp_misses            # intervals where the SIPP staffing, simulated, misses the target
+
+1. A pilot simulation measures each role's mean busy time per service and offered load; SIPP sizes
+   every interval from the interval's arrival rate (:func:`csr_marl.analysis.sipp_headcounts`).
+2. The iterative staffing algorithm (Feldman, Mandelbaum, Massey & Whitt 2008) starts from a generous
+   staffing, simulates the day, samples how many contacts each role has at several minutes of every
+   interval, and sets each interval's headcount by :func:`csr_marl.analysis.iterative_headcount`
+   (the largest need among the interval's sample minutes); it repeats until the rule moves no
+   interval by more than one, or ``max_iterations``. Each step goes half-way to the rule's answer:
+   the plain iteration can swing between an understaffed day (inflated counts) and a generous one.
+3. Both plans are simulated with the same customers (common random numbers) and each interval's
+   service level is reported with its 95% CI against the target.
+
+The target is each planned role's own queue service level (answered within the scenario's threshold),
+the headline KPI for the resolvers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..analysis.intervals import iterative_headcount, sipp_headcounts
+from ..config.domain import ROLES
+from ..config.loading import load_scenario
+from ..config.scenario import Scenario
+from ..policies.base import policy_names
+from .errors import StudyError
+from .executors import executor_scope
+from .interval_runs import (
+    IntervalRun,
+    interval_arrival_rates,
+    interval_estimates,
+    interval_starts,
+    mean_service_minutes,
+    run_interval_replications,
+    scenario_with_plan,
+)
+from .staffing import ANALYST_POLICY
+from .summary import Estimate
+
+Report = Callable[[str], None]
+SAMPLES_PER_INTERVAL = 6
+PILOT_REPLICATIONS = 4
+
+
+@dataclass(frozen=True)
+class PlanCheck:
+    """A staffing plan simulated: each interval's estimates (service level per role's queue, offered...)."""
+
+    plan: dict[str, list[int]]
+    intervals: list[dict[str, Estimate]]
+    replications: int
+
+    def service_level(self, role: str) -> list[Estimate]:
+        return [row[f"service_level_{role}"] for row in self.intervals]
+
+
+@dataclass(frozen=True)
+class IntervalPlan:
+    scenario: str
+    policy: str
+    seed: int
+    target: float
+    threshold_minutes: float
+    interval_minutes: int
+    starts: list[float]
+    roles: list[str]
+    arrival_rates: list[float]  # contacts per minute, per interval
+    mean_service: dict[str, float]
+    sipp: dict[str, list[int]]
+    iterative: dict[str, list[int]]
+    iterations: int
+    converged: bool
+    sipp_check: PlanCheck
+    iterative_check: PlanCheck
+    notes: list[str] = field(default_factory=list)
+
+    def misses(self, check: PlanCheck) -> list[int]:
+        """Intervals where a planned role's simulated service level (its mean) falls short of the target."""
+        return sorted({
+            k for role in self.roles for k, estimate in enumerate(check.service_level(role))
+            if not math.isnan(estimate.mean) and estimate.mean < self.target
+        })
+
+    @property
+    def sipp_misses(self) -> list[int]:
+        return self.misses(self.sipp_check)
+
+    @property
+    def iterative_misses(self) -> list[int]:
+        return self.misses(self.iterative_check)
+
+    def requirements(self, which: str = "iterative") -> dict[str, list[int]]:
+        return dict(self.iterative if which == "iterative" else self.sipp)
+
+
+def plan_interval_staffing(
+    scenario: str | Path | Scenario,
+    target_service_level: float,
+    roles: Sequence[str] | None = None,
+    *,
+    policy: str = ANALYST_POLICY,
+    seed: int = 0,
+    overrides: Mapping[str, Any] | None = None,
+    replications: int = 20,
+    max_iterations: int = 8,
+    executor: Any = None,
+    workers: int | None = None,
+    report: Report | None = None,
+) -> IntervalPlan:
+    """Per-interval headcount per role meeting ``target_service_level``; see the module docstring."""
+    base = load_scenario(scenario, overrides)
+    roles = _check(base, target_service_level, roles, policy, replications, max_iterations)
+    say = report or (lambda message: None)
+    starts = interval_starts(base)
+    width = base.service_level.interval_minutes
+    threshold = base.service_level.threshold_minutes
+    rates = interval_arrival_rates(base)
+    mean_rate = sum(rates) / len(rates)
+    patience = base.customers.patience
+    mean_patience = patience.mean if patience is not None else math.inf
+    step = width / SAMPLES_PER_INTERVAL
+    sample_minutes = [s + (j + 0.5) * step for s in starts for j in range(SAMPLES_PER_INTERVAL) if s + (j + 0.5) * step < base.horizon_minutes]
+    notes: list[str] = []
+    with executor_scope(executor, workers) as pool:
+        flat = {role: [max(base.staffing.peak(role), 1)] * len(starts) for role in roles}
+        pilot_plan = {role: [2 * n + 5 for n in counts] for role, counts in flat.items()}
+        pilot = run_interval_replications(scenario_with_plan(base, pilot_plan), policy, seed, PILOT_REPLICATIONS, pool)
+        service = {role: mean_service_minutes(pilot, role) for role in roles}
+        sipp: dict[str, list[int]] = {}
+        for role in roles:
+            load = float(np.nanmean([run.record[f"offered_load_{role}"] for run in pilot]))
+            if math.isnan(service[role]) or math.isnan(load) or load <= 0:
+                raise StudyError(f"--role {role}: the pilot saw no work for {role}s, nothing to staff")
+            per_contact = load / mean_rate / service[role]  # the role's services per arriving contact
+            role_rates = [rate * per_contact for rate in rates]
+            sipp[role] = sipp_headcounts(role_rates, service[role], threshold, target_service_level, mean_patience)
+            say(f"{role}: {service[role]:.2f} min per service, offered load {load:.2f} Erlangs; SIPP {sipp[role]}")
+        current = {role: [max(2 * n, n + 2) for n in counts] for role, counts in sipp.items()}
+        converged, iterations, history = False, 0, []
+        for iterations in range(1, max_iterations + 1):
+            runs = run_interval_replications(scenario_with_plan(base, current), policy, seed, replications, pool, sample_minutes)
+            rule = {role: _iterate(runs, role, mean_service_minutes(runs, role) or service[role], threshold,
+                                   target_service_level, len(starts), max(current[role]) * 2 + 10)
+                    for role in roles}
+            moved = max(abs(a - b) for role in roles for a, b in zip(rule[role], current[role]))
+            say(f"iteration {iterations}: largest change {moved}; " + "; ".join(f"{r} {rule[r]}" for r in roles))
+            if moved <= 1:
+                current, converged = rule, True
+                break
+            history.append((moved, rule))
+            if len(history) >= 3 and history[-1][0] >= history[-2][0] >= history[-3][0]:
+                # No longer settling: the rule swings by simulation noise. Take the rounded-up mean of
+                # its last two answers (more replications narrow the swing).
+                last, before = history[-1][1], history[-2][1]
+                current = {role: [math.ceil((a + b) / 2) for a, b in zip(last[role], before[role])] for role in roles}
+                notes.append(f"the iterative algorithm swung by up to {moved} per interval between iterations "
+                             "(simulation noise); the plan is the rounded-up mean of its last two answers")
+                break
+            current = {role: [_halfway(old, new) for old, new in zip(current[role], rule[role])] for role in roles}
+        else:
+            notes.append(f"the iterative algorithm still moved after {max_iterations} iterations; the plan is its last")
+        checks = []
+        for plan in (sipp, current):
+            runs = run_interval_replications(scenario_with_plan(base, plan), policy, seed, replications, pool)
+            checks.append(_check_plan(plan, runs))
+        say("simulated both plans with the same customers")
+    return IntervalPlan(
+        base.name, policy, seed, target_service_level, threshold, width, starts, list(roles), rates, service,
+        sipp, current, iterations, converged, checks[0], checks[1], notes,
+    )
+
+
+def check_plan(scenario: Scenario, plan: Mapping[str, Sequence[int]], policy: str, seed: int, replications: int,
+               executor: Any = None, workers: int | None = None) -> PlanCheck:
+    """Simulate ``scenario`` staffed by ``plan`` and estimate every interval KPI with its CI."""
+    with executor_scope(executor, workers) as pool:
+        runs = run_interval_replications(scenario_with_plan(scenario, plan), policy, seed, replications, pool)
+    return _check_plan({r: list(c) for r, c in plan.items()}, runs)
+
+
+def _check_plan(plan: Mapping[str, list[int]], runs: Sequence[IntervalRun]) -> PlanCheck:
+    names = list(runs[0].intervals[0]) if runs and runs[0].intervals else []
+    return PlanCheck(dict(plan), interval_estimates([run.intervals for run in runs], names), len(runs))
+
+
+def _halfway(old: int, new: int) -> int:
+    """Move half-way to the rule's answer (at least one step): an understaffed day inflates the counts
+    and a generous one deflates them, so the plain iteration can swing between the two; the half-way
+    step keeps its fixed points and settles on them."""
+    if abs(new - old) <= 1:
+        return new
+    return old + (new - old) // 2 if new > old else old - (old - new) // 2
+
+
+def _iterate(runs: Sequence[IntervalRun], role: str, mean_service: float, threshold: float, target: float,
+             n_intervals: int, limit: int) -> list[int]:
+    samples = np.array([run.present[role] for run in runs])  # replications x sample minutes
+    per_interval = samples.shape[1] // n_intervals if n_intervals else 0
+    rate = 1.0 / mean_service
+    needs = []
+    for k in range(n_intervals):
+        columns = samples[:, k * per_interval:(k + 1) * per_interval] if per_interval else samples[:, :0]
+        needs.append(max(
+            (iterative_headcount(columns[:, j], rate, threshold, target, limit) for j in range(columns.shape[1])),
+            default=0,
+        ))
+    return needs
+
+
+def _check(base: Scenario, target: float, roles: Sequence[str] | None, policy: str, replications: int,
+           max_iterations: int) -> list[str]:
+    if not 0.0 < target < 1.0:
+        raise StudyError(f"--target service_level>={target:g}: use a service level between 0 and 1")
+    if policy not in policy_names():
+        raise StudyError(f"unknown policy {policy!r}; built-in policies: {', '.join(policy_names())}")
+    if replications < 2:
+        raise StudyError(f"--replications must be at least 2 for confidence intervals, got {replications}")
+    if max_iterations < 1:
+        raise StudyError(f"--max-iterations must be at least 1, got {max_iterations}")
+    if base.max_tickets is not None:
+        raise StudyError("a staffing plan covers a day: remove max_tickets from the scenario (--set max_tickets=null)")
+    chosen = list(dict.fromkeys(roles)) if roles else [r for r in ROLES if base.staffing.peak(r) > 0]
+    for role in chosen:
+        if role not in ROLES:
+            raise StudyError(f"--role {role!r}: unknown role; roles are {', '.join(ROLES)}")
+        if base.staffing.peak(role) == 0:
+            raise StudyError(f"--role {role}: scenario {base.name!r} has no {role}s, so no work reaches them")
+    return [role for role in ROLES if role in chosen]

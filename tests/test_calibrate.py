@@ -1,0 +1,118 @@
+"""Calibration from a contact log: simulate a log from a known scenario, calibrate, recover each parameter."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import csr_marl
+from csr_marl.cli import app
+from csr_marl.whatif import StudyError
+from csr_marl.whatif.calibrate import Contact, calibrate, fit_handle_times, fit_patience, read_contact_log
+
+pytest.importorskip("scipy")
+runner = CliRunner()
+PROFILE = [[0, 90], [120, 150], [240, 60]]
+TRUTH = {
+    "horizon_minutes": 360, "warmup_minutes": 0, "arrivals": {"profile": PROFILE}, "staffing.resolver": 5,
+    "customers.patience": {"dist": "exponential", "mean_minutes": 3.0},
+    "customers.tier_mix": {"basic": 0.6, "premium": 0.3, "enterprise": 0.1},
+}
+DAYS = 10
+
+
+def simulated_log(path: Path) -> Path:
+    """A contact log of ``DAYS`` simulated days of ``TRUTH``, in the calibrate format."""
+    rows = []
+    for day in range(DAYS):
+        for record in csr_marl.simulate("validation/mmc", "expert", seed=day, overrides=TRUTH, log=True).log:
+            rows.append({
+                "day": day, "arrival": record["arrival"], "answered": "" if record["answered_at"] is None else record["answered_at"],
+                "end": record["end"], "abandoned": int(record["outcome"] == "abandoned"), "tier": record["tier"],
+                "category": record["category"],
+            })
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+@pytest.fixture(scope="module")
+def log_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return simulated_log(tmp_path_factory.mktemp("calibrate") / "contacts.csv")
+
+
+def test_round_trip_recovers_every_parameter_within_its_ci(log_file: Path) -> None:
+    fit = calibrate(read_contact_log(log_file), 30)
+    assert fit.days == DAYS and fit.horizon_minutes == 360
+    for k, rate in enumerate(fit.arrival_rates):
+        true = next(r for start, r in reversed(PROFILE) if start <= k * 30)
+        assert rate.low <= true <= rate.high, (k, rate, true)
+    handle = fit.handle["resolver"]
+    assert handle.mean.low <= 1.6 <= handle.mean.high
+    assert handle.dist in ("exponential", "gamma") and handle.cv == pytest.approx(1.0, abs=0.05)
+    assert handle.ks_p_value > 0.01
+    patience = fit.patience.mean_exponential
+    assert patience is not None and patience.low <= 3.0 <= patience.high
+    for tier, share in TRUTH["customers.tier_mix"].items():
+        assert fit.tier_mix[tier].low <= share <= fit.tier_mix[tier].high
+
+
+def test_censoring_is_what_makes_patience_right(log_file: Path) -> None:
+    contacts = read_contact_log(log_file)
+    naive = np.mean([c.end - c.arrival for c in contacts if c.abandoned])
+    assert naive < 0.8 * 3.0  # only the impatient hang up before an answer: their mean is biased low
+    patience = fit_patience(contacts)
+    # Kaplan-Meier where ~200 customers are still waiting (few wait longer: its tail is thin).
+    assert patience.survival_at(1.0) == pytest.approx(math.exp(-1.0 / 3.0), abs=0.05)
+
+
+def test_kaplan_meier_without_censoring_is_the_empirical_survival() -> None:
+    contacts = [Contact("0", 0.0, None, t, True, "resolver", None, None) for t in (1.0, 2.0, 2.0, 4.0)]
+    fit = fit_patience(contacts)
+    assert fit.km_times == [1.0, 2.0, 4.0] and fit.km_survival == pytest.approx([0.75, 0.25, 0.0])
+    assert fit.mean_exponential is not None and fit.mean_exponential.value == pytest.approx(9.0 / 4)
+
+
+def test_lognormal_handle_times_are_told_apart() -> None:
+    rng = np.random.default_rng(3)
+    fit = fit_handle_times("resolver", rng.lognormal(1.0, 0.6, 3_000))
+    assert fit.dist == "lognormal" and fit.aic["lognormal"] < fit.aic["exponential"]
+
+
+def test_iso_timestamps_and_bad_lines(tmp_path: Path) -> None:
+    good = tmp_path / "stamped.csv"
+    good.write_text("arrival,answered,end,abandoned\n2024-03-01T08:00:00,2024-03-01T08:01:00,2024-03-01T08:04:00,0\n"
+                    "2024-03-02T08:30:00,,2024-03-02T08:32:00,1\n")
+    contacts = read_contact_log(good)
+    assert [c.day for c in contacts] == ["2024-03-01", "2024-03-02"]
+    assert contacts[0].arrival == 0 and contacts[0].answered == 1 and contacts[1].arrival == 30
+    bad = tmp_path / "bad.csv"
+    bad.write_text("arrival,answered,end,abandoned\n1,2,3,0\n5,4,9,0\n")
+    with pytest.raises(StudyError, match="line 3"):
+        read_contact_log(bad)
+
+
+def test_calibrate_command_writes_a_scenario_that_runs(log_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "calibrated.yaml"
+    result = runner.invoke(app, ["calibrate", str(log_file), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "goodness of fit" in result.output and "Kaplan-Meier" in result.output
+    scenario = csr_marl.load_scenario(out)
+    assert scenario.customers.patience is not None and scenario.arrivals.profile is not None
+    assert csr_marl.simulate(scenario, "expert", seed=0).kpis["offered"] > 0
+
+
+def test_calibrate_command_refuses_bad_input_without_writing(tmp_path: Path) -> None:
+    log = tmp_path / "log.csv"
+    log.write_text("arrival,end\n1,2\n")
+    out = tmp_path / "x.yaml"
+    result = runner.invoke(app, ["calibrate", str(log), "--out", str(out)])
+    assert result.exit_code == 2 and "no column answered, abandoned" in result.output
+    assert not out.exists()
