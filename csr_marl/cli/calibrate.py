@@ -26,8 +26,10 @@ def calibrate_command(
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE on the result (dotted path, YAML value); repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print the estimates as JSON."),
 ) -> None:
-    """Fit arrivals per interval, handle times (exponential / lognormal / gamma by AIC, with a
-    goodness-of-fit line), patience from censored waits, tier and category mixes; write a scenario."""
+    """Fit a scenario to a contact log: arrivals per interval, handle times, patience, tier and category mixes.
+
+    Handle times: exponential / lognormal / gamma chosen by AIC, with a goodness-of-fit line; patience from
+    censored waits (Kaplan-Meier and the exponential MLE)."""
     check_output_file(out, "--out", (".yaml", ".yml"))
     fit = calibrate(read_contact_log(contacts), interval, horizon)
     overrides = {

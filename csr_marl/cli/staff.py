@@ -43,8 +43,9 @@ def staff_command(
     backend: str = BACKEND,
     ray_address: Optional[str] = RAY_ADDRESS,
 ) -> None:
-    """Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role
-    (with --by-interval: the headcount per role per interval)."""
+    """Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role.
+
+    With --by-interval: the headcount per role per interval, SIPP beside the iterative algorithm."""
     bounds = parse_targets(targets)
     overrides = parse_sets(sets)
     if by_interval:
