@@ -20,6 +20,7 @@ from csr_marl.envs.vector import ParallelVectorEnv, TaskVectorEnv
 from csr_marl.envs.workers import WorkerError, split
 
 TINY = {"horizon_minutes": 20, "warmup_minutes": 0}  # short episodes: every run crosses several autoresets
+PARALLEL_TINY = {"horizon_minutes": 10, "warmup_minutes": 0}  # event-driven steps: a step per decision minute
 ILLEGAL = REWARD_COMPONENTS.index("illegal_action")
 
 
@@ -99,10 +100,10 @@ def test_task_trajectories_do_not_depend_on_the_number_of_workers(workers):
 
 def test_parallel_copies_equal_plain_parallel_envs_and_any_worker_count():
     steps, seed = 50, 3
-    with ParallelVectorEnv(num_envs=3, workers=1, overrides=TINY) as envs:
+    with ParallelVectorEnv(num_envs=3, workers=1, overrides=PARALLEL_TINY) as envs:
         one = rollout(envs, steps, seed)
         agents = envs.agents
-    with ParallelVectorEnv(num_envs=3, workers=2, overrides=TINY) as envs:
+    with ParallelVectorEnv(num_envs=3, workers=2, overrides=PARALLEL_TINY) as envs:
         assert_same(one, rollout(envs, steps, seed))
     rng = np.random.default_rng(seed)  # the actions rollout() drew, drawn again
     actions = []
@@ -112,7 +113,7 @@ def test_parallel_copies_equal_plain_parallel_envs_and_any_worker_count():
         infos = record[4]
     ends = 0
     for copy in range(3):  # copy i is parallel_env reset with seed + i, reset again (unseeded) at each end
-        env = csr_marl.parallel_env(overrides=TINY)
+        env = csr_marl.parallel_env(overrides=PARALLEL_TINY)
         observations, infos = env.reset(seed=seed + copy)
         np.testing.assert_array_equal(one[0][0][copy], [observations[a] for a in agents])
         for t, record in enumerate(one[1:]):

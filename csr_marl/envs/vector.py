@@ -34,8 +34,8 @@ with ``infos["_final_obs"]`` marking the copies that ended, as Gymnasium's own v
 action therefore goes to a live decision.
 
 **Infos** are Gymnasium's vector dicts: ``action_mask`` (int8), ``decision_due``, ``sim_time``,
-``time_since_last_decision`` and ``reward_components`` (ordered as ``csr_marl.envs.REWARD_COMPONENTS``),
-each batched along the copies, with ``_<key>`` (all true).
+``time_since_last_decision``, ``reward_components`` (ordered as ``csr_marl.envs.REWARD_COMPONENTS``) and
+``illegal_actions`` (the agent's illegal actions this episode), each batched along the copies, with ``_<key>`` (all true).
 
 **Seeds.** ``reset(seed=s)`` resets copy ``i`` with seed ``s + i`` (Gymnasium's convention, so a run
 reproduces ``gymnasium.vector.SyncVectorEnv`` over the same copies); ``reset(seed=[s0, s1, ...])`` gives
@@ -70,7 +70,9 @@ from .parallel import ContactCenterParallel
 from .tasks import EMPTY_EPISODES_ALLOWED, TASKS, CenterTaskEnv
 from .workers import Field, WorkerError, WorkerPool
 
-INFO_KEYS = ("action_mask", "decision_due", "sim_time", "time_since_last_decision", "reward_components")
+INFO_KEYS = (
+    "action_mask", "decision_due", "sim_time", "time_since_last_decision", "reward_components", "illegal_actions",
+)
 __all__ = ["INFO_KEYS", "ParallelVectorEnv", "TaskVectorEnv", "WorkerError"]
 
 
@@ -82,6 +84,7 @@ def copy_fields(agents: tuple[int, ...], observation: tuple[int, ...], n_actions
         "sim_time": Field(agents, np.float64),
         "time_since_last_decision": Field(agents, np.float64),
         "reward_components": Field((*agents, len(REWARD_COMPONENTS)), np.float64),
+        "illegal_actions": Field(agents, np.int64),
     }
     return {
         "action": Field(agents, np.int64),
@@ -368,7 +371,7 @@ class ParallelVectorEnv:
         return self._rollout.reset(seed)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """One decision epoch of every copy."""
+        """One parallel step of every copy."""
         return self._rollout.step(actions)
 
     def action_masks(self) -> np.ndarray:

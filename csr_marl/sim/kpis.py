@@ -50,6 +50,8 @@ class KpiAccumulator:
     ) -> None:
         self.threshold = threshold_minutes
         self.headline_queue = headline_queue
+        # KPIs a driver adds to the summary (the environments: illegal_actions, illegal_action_share).
+        self.extra: dict[str, float] = {}
         self.counts: dict[str, list[int]] = {name: [0] * N_CELLS for name in COUNTS}
         self.answered_wait = [0.0] * N_CELLS
         self.abandoned_wait = 0.0
@@ -226,6 +228,7 @@ class KpiAccumulator:
         out["reply_score_mean"] = _ratio(self.replies["score_sum"], self.replies["graded"])
         out["sentiment_mean"] = _ratio(self.mood["sentiment_sum"], self.mood["left"])
         out["upset_rate"] = _ratio(self.mood["upset"], self.mood["left"])
+        out.update(self.extra)
         return out
 
     def breakdown(self) -> dict[str, dict[str, dict[str, float]]]:
@@ -304,6 +307,8 @@ def kpi_definitions(headline_queue: str | None = None, threshold_minutes: float 
         "reply_score_mean": "mean grade (0.0-0.5) of the replies that closed contacts (respond_user; the rubric of csr_marl.sim.responses or a judge)",
         "sentiment_mean": "mean customer sentiment (-1 upset .. 1 pleased) when contacts left, closed or abandoned (customers.sentiment; NaN when off)",
         "upset_rate": "contacts whose customer left upset (sentiment below customers.sentiment.upset_below) / contacts that left (NaN when off)",
+        "illegal_actions": "RL environments only: actions the mask forbade (each replaced by a random legal action)",
+        "illegal_action_share": "RL environments only: illegal actions / decisions answered by the agents",
         "occupancy_<role>": "busy staff-minutes / (on-shift staff-minutes + minutes spent finishing a ticket off shift), after the warm-up",
     }
     for queue in QUEUES:
