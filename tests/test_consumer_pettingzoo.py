@@ -2,7 +2,7 @@
 
 ``pettingzoo.test`` samples actions without masks where the environment gives none in the observation
 (``parallel_api_test``, ``max_cycles_test``, ``state_test``): the defaults must take that (an illegal
-action costs a penalty and takes the decision's fallback; it never raises).
+action costs a penalty and is replaced by a random legal action; it never raises).
 """
 
 from __future__ import annotations
