@@ -73,7 +73,11 @@ class TextClassifier:
             ("priority", [t.true_priority for t in tickets]),
             ("template", [t.template.id for t in tickets]),
         ):
-            self.models[name] = LogisticRegression(C=10.0, max_iter=2000).fit(features, labels)
+            kinds = sorted(set(labels))
+            # A bank with one class (the validation banks' single issue) needs no model: the constant.
+            self.models[name] = (
+                _Constant(kinds[0]) if len(kinds) == 1 else LogisticRegression(C=10.0, max_iter=2000).fit(features, labels)
+            )
         self._cache: dict[str, tuple[str, str, str]] = {}
 
     @classmethod
@@ -97,6 +101,16 @@ class TextClassifier:
             x = self.vectorizer.transform([document])
             cached = self._cache[document] = tuple(str(m.predict(x)[0]) for m in self.models.values())  # type: ignore[assignment]
         return cached  # type: ignore[return-value]
+
+
+class _Constant:
+    """A fitted label with a single class: predicts it."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def predict(self, x: Any) -> list[str]:
+        return [self.label] * x.shape[0]
 
 
 class _ClassifiedKnowledge:
