@@ -90,7 +90,7 @@ def main() -> None:
     warnings.simplefilter("ignore", IllegalActionWarning)
     started = time.perf_counter()
     lines = [
-        "| env | always illegal: return [95 % CI] | illegal share (KPI) | random legal: return [95 % CI] | CIs apart | "
+        "| env | always illegal: return [95 % CI] | illegal share of its decisions | random legal: return [95 % CI] | CIs apart | "
         "paired: illegal minus the same game played legally [95 % CI] |",
         "|---|---|---|---|---|---|",
     ]
