@@ -36,10 +36,12 @@ agent at a time (PettingZoo's `parallel_to_aec`), truncated after `max_cycles` s
 parallel step runs the core to the next minute at which a decision is due, and every staff member
 whose decision is due at that minute acts in the step (ties in the core's event order; two picks of
 one ticket: the first gets it, the second takes the first of its visible tickets still waiting). No
-decision waits, so this is the AEC env's contact center: with the same seed and team, the heuristic
-and random teams give the AEC env's KPIs, and over 20 seeds on `standard_day`, `surge` and
+decision waits, so this is the AEC env's contact center: with the same seed and team the episode is
+the AEC env's, except where two decisions fall due at the same minute (a pick then sees the queue
+before, not after, its colleague's pick), and over 20 seeds on `standard_day`, `surge` and
 `night_shift` every headline KPI of `parallel_env()` and of `RLlibEnv` lies inside the AEC env's
-99 % confidence interval (`benchmarks/results/parallel_epochs.md`, `tests/test_env_parallel.py`).
+99 % confidence interval (`benchmarks/results/parallel_epochs.md`; `tests/test_env_parallel.py`
+checks the heuristic team seed by seed, `tests/test_parallel_fidelity.py` the intervals).
 Agents with nothing to decide have only the no-op unmasked and `info["decision_due"] == False`;
 their actions are ignored (in strict mode anything but the no-op raises) and they may be left out of
 the actions dict, so libraries that can skip them do: RLlib through `csr_marl.envs.rllib.RLlibEnv`,
@@ -49,8 +51,9 @@ which observes only the deciding agents (no forced no-ops, the same dynamics and
 *The cost of fidelity is batching.* Decisions on this floor rarely coincide: at the default a step
 holds about one real decision and most agent samples of PettingZoo's parallel API are forced no-ops
 (measured over 20 seeds with the heuristic and random teams: 1.00-1.07 real decisions per step;
-forced no-ops 67 % of agent samples on `night_shift`, 92-95 % on `standard_day` and `surge`). A library that pays per agent sample should skip the agents
-whose `decision_due` is False (as `RLlibEnv` does), not batch by time.
+forced no-ops 67 % of agent samples on `night_shift`, 92-95 % on `standard_day` and `surge`). A
+library that pays per agent sample should skip the agents whose `decision_due` is False (as
+`RLlibEnv` does), not batch by time.
 
 **Decision epochs (an explicit option).** `decision_interval_minutes=x` runs the core in epochs of
 x minutes (a fixed grid from minute 0): every staff member whose decision falls due during an epoch
