@@ -64,3 +64,17 @@ def test_a_held_out_split_and_a_train_split_share_one_fitted_classifier():
     held_out = csr_marl.load_scenario("tasks/classify", overrides=HELD_OUT)
     train = csr_marl.load_scenario("tasks/classify", overrides={**HELD_OUT, "tickets.split": "train"})
     assert TextClassifier.for_scenario(held_out) is TextClassifier.for_scenario(train)
+
+
+def test_csr_marl_baseline_runs_the_declared_label_rung(tmp_path):
+    from typer.testing import CliRunner
+
+    from csr_marl.cli import app
+
+    result = CliRunner().invoke(app, [
+        "baseline", "--policy", "declared_labels", "--scenario", "tasks/classify", "--episodes", "2",
+        "--split", "both", "--workers", "1", "--set", "horizon_minutes=60", "--out", str(tmp_path),
+    ])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "declared_labels_baseline.md").read_text()
+    assert "tasks/classify | train" in page and "tasks/classify | held-out" in page
