@@ -1,5 +1,6 @@
 """Learning that generalises (issue 13): Tianshou's PPO trains on the ticket bank's train split and is
-scored on train and held-out tickets beside the random and heuristic baselines.
+scored on train and held-out tickets beside the non-RL baselines (random, heuristic, declared_labels,
+text_classifier).
 
 Three seeds per task, each run within its CPU budget (10 minutes on `classify` and `resolve`, 30 on
 `standard_day`), two runs at a time. `classify` and `resolve` run first: `standard_day` starts its
@@ -19,11 +20,13 @@ and keeps the runs (checkpoints, curves) under runs/learning/:
     python benchmarks/learning.py --tasks classify --seeds 0 --workers 1
     python benchmarks/learning.py --scale 0.02 --seeds 0   # smoke test: every step budget x 0.02
     python benchmarks/learning.py --report-only         # rebuild the page from runs/learning/
+    python benchmarks/learning.py --rescore             # score new baselines; trained rows from learning.json
 
-Targets, on held-out tickets: classify >= 100% of the heuristic's team return; resolve >= 95%;
-standard_day: the trained team beats the heuristic (team return, and SLA attainment or abandonment,
-with non-overlapping 95% CIs); otherwise the page decomposes the gap by role (one role at a time
-handed to the heuristic).
+Every target is stated against the strongest non-RL baseline on held-out tickets (the highest held-out
+team return among random, heuristic, declared_labels and text_classifier; ``heuristic_full`` has seen
+the held-out tickets and is shown, never a baseline): classify >= 100% of its team return; resolve
+>= 95%; standard_day: the trained team beats it (team return, and SLA attainment or abandonment, with
+non-overlapping 95% CIs); otherwise the page decomposes the gap by role.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ def overrides(split: str) -> dict:
     """The scenario overrides of every run and every row: the text width and the ticket split."""
     return {**TEXT, "tickets.split": split}
 
-BASELINES = ("random", "heuristic")
+BASELINES = ("random", "heuristic", "declared_labels", "text_classifier")  # the non-RL baselines
 ALSO_SHOWN = ("heuristic_full",)  # the heuristic with the whole bank as knowledge base, where it is registered
 HIGHER_IS_BETTER = {"sla_attainment": True, "abandonment_rate": False}
 
@@ -69,7 +72,7 @@ TASKS: dict[str, dict] = {
             eval_points=10, central_critic=True,
         ),
         "budget_minutes": 10,
-        "target": ("share_of_heuristic", 1.0),
+        "target": ("share_of_strongest", 1.0),
         "kpis": ("triage_accuracy", "triage_priority_accuracy"),
         "table": ("triage_accuracy", "triage_priority_accuracy", "service_level"),
     },
@@ -79,7 +82,7 @@ TASKS: dict[str, dict] = {
             central_critic=True, smdp_tau=2.0,
         ),
         "budget_minutes": 10,
-        "target": ("share_of_heuristic", 0.95),
+        "target": ("share_of_strongest", 0.95),
         "kpis": ("resolution_rate", "first_contact_resolution"),
         "table": ("resolution_rate", "first_contact_resolution", "sla_attainment", "occupancy_resolver"),
     },
@@ -90,7 +93,7 @@ TASKS: dict[str, dict] = {
         ),
         "curriculum": {"triage": "classify", "resolver": "resolve"},
         "budget_minutes": 30,
-        "target": ("beats_heuristic", None),
+        "target": ("beats_strongest", None),
         "kpis": ("resolution_rate", "abandonment_rate"),
         "table": (
             "sla_attainment", "abandonment_rate", "resolution_rate", "triage_accuracy", "triage_priority_accuracy",
@@ -136,13 +139,50 @@ METHOD = """\
   evaluations (3 greedy episodes on seeds 10000-10002 at each point), not the final scoring.
 """
 
+# Where each learner stands against the strongest non-RL baseline, by role, and what was tried.
+# Written from the figures above and from results/bc_classify.md (the behaviour-cloning run).
+GAP = """
+## Against the strongest non-RL baseline: the gap by role, and what was tried
+
+The strongest non-RL baseline on every task is `text_classifier` (TF-IDF + logistic regression fitted
+on the train split, for triage and the heuristic's issue lookup; `docs/baselines.md`). Against it:
+
+- **classify (triage alone): missed, 26.60 against 33.42 held-out.** Even copying the customer's
+  declared labels (`declared_labels`, no learning) scores 27.20. The whole gap is triage's reading of
+  unseen wordings: category accuracy 0.650 against 0.830, priority 0.632 against 0.688. What was tried
+  (`python benchmarks/bc_classify.py --episodes 30 --epochs 20 --write`, `bc_classify.md`, 0.7
+  CPU-minutes): behaviour cloning of `text_classifier` into a network the size of PPO's actor over
+  the environment's own observation. It matches the teacher on train tickets (44.49 against 45.17)
+  and falls to 24.69 held-out (category accuracy 0.668), where PPO is. So the gap is not PPO's: it is
+  the observation's text (256 signed hashed word counts into an MLP) generalising to unseen wordings
+  worse than TF-IDF bigrams with the tier and the declared labels into a linear model. The next step
+  is the classifier's output (or its TF-IDF features) as an observation feature: a change of the
+  observation, hence a new environment version, not made in this round.
+- **resolve (resolvers alone): met, 16.04 [16.00, 16.07] against 10.58 [8.79, 12.36]** (151.6 %;
+  the CIs do not overlap). The trained resolver's workflows beat the playbook driven by the
+  classifier's issue lookup on held-out tickets.
+- **standard_day (the whole floor): missed, 603.4 [505.1, 701.7] against 565.8 [549.9, 581.8].** The
+  mean is ahead by 37.6 but the CIs overlap; SLA attainment is better (0.545 against 0.449) and
+  abandonment worse (0.127 against 0.058). By role: the resolvers are where the trained team gains
+  (handing them to the heuristic costs 270.4), the escalation desk is level (-5.2), and **triage is
+  where it loses**: held-out category accuracy 0.628 against the classifier's 0.805 and priority
+  0.562 against 0.678, the same shortfall as on classify. (The swap "trained team with the
+  classifier's triage" needs the run's checkpoints, which are not kept in the repository; it was not
+  measured.)
+
+No new PPO run was made for this comparison: the machine was shared by six processes, so a 3-seed run
+within the stated budgets (10 CPU-minutes for classify and resolve, 30 for standard_day) was not
+feasible. The behaviour-cloning experiment above (0.7 CPU-minutes) is the only new training.
+"""
+
 # What to try next when a target is missed (shown only for a task that misses).
 WHY_MISSED: dict[str, str] = {
     "classify": (
         "Likely reason: triage reads a signed hashed bag of words; wordings of the held-out split bring "
         "words the training split never had, and the MLP leans on the ones it saw (its held-out accuracy falls "
-        "as training goes on while its train accuracy rises: see Text above). Next: early stopping on a "
-        "validation part of the train split, word dropout during training, or weight decay."
+        "as training goes on while its train accuracy rises: see Text above). Behaviour cloning of the "
+        "classifier over the same observation lands at the same place (see the last section): the "
+        "observation's text is the limit. Next: the classifier's output as an observation feature."
     ),
     "resolve": (
         "Likely reason: the reward for a workflow arrives only at `respond_user`, several tool steps after "
@@ -151,9 +191,10 @@ WHY_MISSED: dict[str, str] = {
     ),
     "standard_day": (
         "What was tried: the curriculum, the centralised critic and semi-MDP discounting of the set-up above, "
-        "within the same 30 CPU-minutes. Where the gap remains: the decomposition above -- a role whose swap to "
-        "the heuristic raises the team return most is where the trained team still loses; a swap that lowers "
-        "it is a role where the trained team already does better than the rule."
+        "within the same 30 CPU-minutes. Where the gap remains: the decomposition above (against the "
+        "heuristic) -- a role whose swap raises the team return is where the trained team still loses, one "
+        "whose swap lowers it is where it already does better -- and, against the strongest baseline, "
+        "triage (see the last section)."
     ),
 }
 
@@ -279,25 +320,37 @@ def summarise(task: str, records: list[dict], reference: dict[str, dict]) -> dic
     return summary
 
 
+def strongest(summary: dict) -> str:
+    """The non-RL baseline with the highest held-out team return."""
+    return max(
+        (p for p in BASELINES if p in summary["baselines"]),
+        key=lambda p: summary["baselines"][p]["held-out"]["team_return"]["mean"],
+    )
+
+
 def target_check(task: str, summary: dict) -> dict:
-    """The task's target on held-out tickets: a share of the heuristic's return, or beating it outright."""
+    """The task's target on held-out tickets, against the strongest non-RL baseline: a share of its team
+    return, or beating it outright."""
     kind, threshold = TASKS[task]["target"]
     trained = summary["trained"]["held-out"]
-    heuristic = summary["baselines"]["heuristic"]["held-out"]
-    if kind == "share_of_heuristic":
-        value = trained["team_return"]["mean"] / heuristic["team_return"]["mean"]
+    best = strongest(summary)
+    reference = summary["baselines"][best]["held-out"]
+    if kind == "share_of_strongest":
+        value = trained["team_return"]["mean"] / reference["team_return"]["mean"]
         return {
-            "kind": kind, "value": value, "threshold": threshold, "met": value >= threshold,
-            "wording": f"held-out trained / heuristic team return = {value:.1%} (target >= {threshold:.0%})",
+            "kind": kind, "baseline": best, "value": value, "threshold": threshold, "met": value >= threshold,
+            "wording": f"held-out trained / strongest non-RL baseline (`{best}`) team return = {value:.1%} "
+                       f"(target >= {threshold:.0%})",
         }
-    checks = {metric: _beats(trained[metric], heuristic[metric], HIGHER_IS_BETTER.get(metric, True))
+    checks = {metric: _beats(trained[metric], reference[metric], HIGHER_IS_BETTER.get(metric, True))
               for metric in ("team_return", *HIGHER_IS_BETTER)}
     met = checks["team_return"] and (checks["sla_attainment"] or checks["abandonment_rate"])
     said = ", ".join(f"{m} {'better' if ok else 'not better'}" for m, ok in checks.items())
     return {
-        "kind": kind, "value": trained["team_return"]["mean"] - heuristic["team_return"]["mean"], "threshold": 0.0,
-        "met": met, "checks": checks,
-        "wording": f"held-out, trained team against the heuristic with non-overlapping 95% CIs: {said}",
+        "kind": kind, "baseline": best, "value": trained["team_return"]["mean"] - reference["team_return"]["mean"],
+        "threshold": 0.0, "met": met, "checks": checks,
+        "wording": f"held-out, trained team against the strongest non-RL baseline (`{best}`) with non-overlapping "
+                   f"95% CIs: {said}",
     }
 
 
@@ -327,7 +380,7 @@ def plot(task: str, records: list[dict], summary: dict, path: Path) -> None:
     for (ax, side), (metric, column) in zip(pairs, panels):
         for r in sorted(records, key=lambda r: r["seed"]):
             ax.plot([p["env_steps"] for p in r["curve"]], [p[column] for p in r["curve"]], marker="o", ms=2.5, lw=1.2, label=f"PPO seed {r['seed']}, train-split episodes")
-        for i, policy in enumerate(BASELINES):
+        for i, policy in enumerate(p for p in BASELINES if p in same_episodes):
             ax.axhline(same_episodes[policy][metric], ls="--", lw=1, color=f"C{i + 5}", label=f"{policy}, the same train-split episodes")
         label_panel(ax, metric)
         ax.xaxis.set_major_formatter(lambda x, _: f"{x / 1000:g}k")
@@ -382,6 +435,15 @@ def reading(task: str, summary: dict) -> str:
             f"(train {trained['train']['triage_accuracy']['mean']:.1%}), heuristic "
             f"{heuristic['held-out']['triage_accuracy']['mean']:.1%} (train {heuristic['train']['triage_accuracy']['mean']:.1%})."
         )
+    best = strongest(summary)
+    b = summary["baselines"][best]
+    text += (
+        f" The strongest non-RL baseline, `{best}`, scores {b['held-out']['team_return']['mean']:.2f} held-out "
+        f"(train {b['train']['team_return']['mean']:.2f})"
+    )
+    if "triage_accuracy" in summary["kpis"]:
+        text += f", with held-out triage accuracy {b['held-out']['triage_accuracy']['mean']:.1%}"
+    text += "."
     if "swaps" in summary:
         gap = h["held-out"] - t["held-out"]
         parts = [
@@ -403,7 +465,7 @@ def markdown(summaries: dict[str, dict], seeds: list[int], command: str, wall_mi
     info = machine()
     wall = f" Wall time of the whole run: {wall_minutes:.1f} minutes." if wall_minutes is not None else ""
     lines = [
-        "# Learning on held-out tickets: Tianshou PPO against the random and heuristic baselines",
+        "# Learning on held-out tickets: Tianshou PPO against the non-RL baselines",
         "",
         f"Generated {now()} by `{command}` on {info['platform']}, {info['cpu_count']} CPUs; "
         + ", ".join(f"{k} {v}" for k, v in {**versions(), **_training_versions()}.items()) + "." + wall,
@@ -504,6 +566,30 @@ def run_jobs(jobs: list[tuple[str, int]], workers: int, scale: float) -> list[di
     return records
 
 
+def rescore(tasks: list[str]) -> None:
+    """Rebuild the page with freshly scored baselines and targets; the trained teams' rows, curves and
+    costs are those the last training run recorded in learning.json."""
+    recorded = json.loads((RESULTS / "learning.json").read_text())
+    summaries = {}
+    for task in tasks:
+        summary = recorded["tasks"][task]
+        if set(summary["baselines"]) != set(shown_baselines()):  # scored once per set of baselines (deterministic)
+            summary["baselines"] = baselines(task)
+        summary["target"] = target_check(task, summary)
+        summaries[task] = summary
+    seeds = [int(s) for s in range(len(next(iter(summaries.values()))["cpu_minutes"]))]
+    text = markdown(summaries, seeds, "python benchmarks/learning.py --rescore", recorded.get("wall_minutes"))
+    note = (
+        f"\n\nThe trained rows, curves and CPU costs are those of the training run of {recorded['generated_at']} "
+        "(its checkpoints are not kept in the repository); the baselines and targets were rescored by "
+        f"`python benchmarks/learning.py --rescore` at {now()}."
+    )
+    first_break = text.index("\n\n", text.index("Generated"))
+    (RESULTS / "learning.md").write_text(text[:first_break] + note + text[first_break:] + GAP)
+    write_json(RESULTS / "learning.json", {**recorded, "tasks": summaries, "baselines_rescored_at": now()})
+    print(f"wrote {RESULTS / 'learning.md'}")
+
+
 def _recorded_wall() -> float | None:
     """The whole run's wall time as the last full run recorded it in learning.json, if it did."""
     path = RESULTS / "learning.json"
@@ -517,11 +603,18 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="runs trained side by side (one CPU each)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every step budget (smoke tests)")
     parser.add_argument("--report-only", action="store_true", help="rebuild the page from runs/learning/")
+    parser.add_argument(
+        "--rescore", action="store_true",
+        help="rescore the baselines and targets; the trained rows come from results/learning.json (no checkpoints needed)",
+    )
     args = parser.parse_args()
     if not args.scale > 0:
         parser.error(f"--scale must be positive, got {args.scale}")
 
     started = time.perf_counter()
+    if args.rescore:
+        rescore(args.tasks)
+        return
     jobs = [(task, seed) for task in args.tasks for seed in args.seeds]
     if args.report_only:
         records = [json.loads((RUNS / f"{t}_s{s}" / "evaluation.json").read_text()) for t, s in jobs]

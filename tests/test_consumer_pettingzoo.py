@@ -2,7 +2,7 @@
 
 ``pettingzoo.test`` samples actions without masks where the environment gives none in the observation
 (``parallel_api_test``, ``max_cycles_test``, ``state_test``): the defaults must take that (an illegal
-action costs a penalty and takes the decision's fallback; it never raises).
+action costs a penalty and is replaced by a random legal action; it never raises).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_render_test(capsys):
 def test_registered_with_pettingzoo_s_registry(kind):
     import pettingzoo
 
-    env = pettingzoo.make(kind, "csr_marl/ContactCenter-v2", overrides={"horizon_minutes": 60})
+    env = pettingzoo.make(kind, "csr_marl/ContactCenter-v3", overrides={"horizon_minutes": 60})
     assert isinstance(env.unwrapped, csr_marl.envs.ContactCenterAEC if kind == "aec" else csr_marl.envs.ContactCenterParallel)
     env.reset(seed=0)
     assert env.unwrapped.scenario.name == "standard_day" and env.agents

@@ -75,3 +75,54 @@ def test_rllib_env_observes_only_deciding_agents_and_keeps_every_reward():
     assert set(observations) == set(plain.possible_agents)  # every trajectory closes
     assert totals == plain_totals  # same dynamics, every reward delivered
     assert samples / steps < 0.5 * len(plain.possible_agents)  # no forced no-ops: only real decisions
+
+
+def test_with_rllib_s_action_masking_module_no_action_is_illegal(local_ray):
+    # RLlib's default PPO module ignores masks; its action-masking module reads them from the
+    # observation, which RLlibEnv provides with mask_in_observation=True.
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    register_env("csr_marl_masked", lambda config: RLlibEnv({**SHORT, "mask_in_observation": True}))
+    config = (
+        PPOConfig()
+        .environment("csr_marl_masked")
+        .multi_agent(policies={"staff"}, policy_mapping_fn=lambda agent_id, episode, **kwargs: "staff")
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+            "staff": RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config={"head_fcnet_hiddens": [32]})
+        }))
+        .env_runners(num_env_runners=0)
+        .training(train_batch_size_per_learner=256, minibatch_size=128, num_epochs=1)
+        .debugging(seed=0)
+    )
+    algo = config.build_algo()
+    try:
+        algo.train()
+        env = RLlibEnv({**SHORT, "mask_in_observation": True})
+        module = algo.get_module("staff")
+        observations, _ = env.reset(seed=1)
+        import torch
+
+        while observations:
+            actions = {}
+            for agent, observation in observations.items():
+                batch = {"obs": {k: torch.as_tensor(v)[None] for k, v in observation.items()}}
+                logits = module.forward_inference(batch)["action_dist_inputs"][0]
+                actions[agent] = int(torch.argmax(logits))
+            observations, _, terminated, truncated, _ = env.step(actions)
+            if terminated["__all__"] or truncated["__all__"]:
+                break
+        assert env.center.result().kpis["illegal_actions"] == 0
+    finally:
+        algo.stop()
+
+
+def test_the_mask_in_the_observation_is_the_info_s():
+    import numpy as np
+
+    env = RLlibEnv({**SHORT, "mask_in_observation": True})
+    observations, infos = env.reset(seed=2)
+    for agent, observation in observations.items():
+        assert env.observation_spaces[agent].contains(observation)
+        np.testing.assert_array_equal(observation["action_mask"], infos[agent]["action_mask"])

@@ -1,4 +1,4 @@
-"""The parallel environment: decision epochs in which every agent whose decision fell due acts."""
+"""The parallel environment: event-driven steps by default, decision epochs as an option."""
 
 from __future__ import annotations
 
@@ -164,17 +164,45 @@ def test_max_cycles_truncates_after_that_many_steps_in_both_apis():
         csr_marl.env("standard_day", max_cycles=3, turns="event")
 
 
-def test_default_epochs_carry_several_decisions_per_step():
-    # v0 held exactly one decision per step; the issue's target is at least three times that.
-    env = csr_marl.parallel_env("standard_day", overrides={"horizon_minutes": 240})
-    env.reset(seed=0)
+def heuristic_steps(env) -> tuple[int, int]:
+    """Play a reset parallel env to its end with the heuristic team: (steps, decisions)."""
     policy = HeuristicPolicy(env.scenario, env.center.streams["policy"])
     steps = decisions = 0
     while env.agents:
         due = env.due_decisions
         steps, decisions = steps + 1, decisions + len(due)
         env.step({agent: policy(decision) for agent, decision in due.items()})
+    return steps, decisions
+
+
+@pytest.mark.parametrize("scenario", ["standard_day", "surge", "night_shift"])
+def test_the_default_parallel_env_is_the_aec_envs_contact_center(scenario):
+    # Event-driven steps: no decision waits, so with the same seed and team the KPIs are the core's.
+    scn = csr_marl.load_scenario(scenario, overrides={"horizon_minutes": 360})  # past every shift change
+    for seed in range(2):
+        env = csr_marl.parallel_env(scn)
+        env.reset(seed=seed)
+        steps, decisions = heuristic_steps(env)
+        assert decisions >= steps  # every step holds at least one real decision
+        kpis = env.center.result().kpis
+        core = csr_marl.simulate(scn, policy="heuristic", seed=seed).kpis
+        for key in ("service_level_first_response", "service_level", "abandonment_rate", "resolved", "asa_minutes"):
+            assert kpis[key] == pytest.approx(core[key], nan_ok=True), key
+
+
+def test_epochs_carry_several_decisions_per_step():
+    # v0 held exactly one decision per step; 1-minute epochs hold at least three times that.
+    env = csr_marl.parallel_env("standard_day", overrides={"horizon_minutes": 240}, decision_interval_minutes=1.0)
+    env.reset(seed=0)
+    steps, decisions = heuristic_steps(env)
     assert decisions / steps >= 3.0
+
+
+@pytest.mark.parametrize("interval", [1e-300, 1e-15, 1e-9, 0.0, -1.0, math.inf, math.nan, True, "1"])
+def test_intervals_the_clock_cannot_step_are_refused_at_construction(interval):
+    with pytest.raises(ValueError, match="decision_interval_minutes") as refused:
+        csr_marl.parallel_env("tasks/queue5", decision_interval_minutes=interval)
+    assert "\n" not in str(refused.value)
 
 
 def test_a_pick_waiting_for_the_epoch_s_end_is_withdrawn_when_its_staff_member_goes_off_shift():

@@ -1,17 +1,17 @@
 # noqa: D212, D415
 """
-# Contact center (csr_marl_v2)
+# Contact center (csr_marl_v3)
 
 | Import             | `csr_marl.env(scenario="standard_day")`, `csr_marl.parallel_env(...)`, `csr_marl.raw_env(...)` |
 |--------------------|------------------------------------------------------------------------------------------------|
-| Registered         | PettingZoo `csr_marl/ContactCenter-v2` (aec, parallel); Gymnasium tasks `csr_marl/*-v1`         |
+| Registered         | PettingZoo `csr_marl/ContactCenter-v3` (aec, parallel); Gymnasium tasks `csr_marl/*-v2`         |
 | Actions            | `Discrete(33)` for every agent (padding and the no-op masked), masked                          |
-| Parallel API       | Yes: decision epochs of `decision_interval_minutes` (default 1), see below                     |
+| Parallel API       | Yes: event-driven by default (the AEC env's contact center); epochs as an option, see below    |
 | Agents             | `triage_0..`, `resolver_0..`, `escalation_0..`: one per staff slot at peak staffing            |
 | Observation        | `Box(float32, (181,))` for every agent (role one-hot + role features, zero-padded)             |
 | Observation values | [0, 1], text features in [-1, 1]                                                                |
 | Action mask        | `info["action_mask"]` (int8); in the observation Dict with `flat_observations=False`           |
-| Illegal action     | costs `rewards.illegal_action` (-0.1), the decision takes its fallback; `strict=True` raises   |
+| Illegal action     | costs `rewards.illegal_action` (-0.1), replaced by a random legal action; counted; warned once |
 | State              | `Box(float32, (67 + D + F + 26K,))`                                                            |
 
 Staff of a customer-service contact center are the agents: **triage** reads each new ticket and sets
@@ -29,33 +29,64 @@ by the core). The agent list never changes during an episode; agents of roles wi
 peak do not exist. `env.unwrapped.pending_decision` is the core's `Decision` (for built-in policies).
 
 **Cyclic AEC turns.** `turns="cycle"` (the default when `max_cycles` is given) gives PettingZoo's
-cyclic AEC instead: every live agent takes one turn per decision epoch, the parallel API played one
-agent at a time (PettingZoo's `parallel_to_aec`), truncated after `max_cycles` epochs.
+cyclic AEC instead: every live agent takes one turn per parallel step, the parallel API played one
+agent at a time (PettingZoo's `parallel_to_aec`), truncated after `max_cycles` steps.
 
-**Parallel API (decision epochs).** The core runs for one epoch (`decision_interval_minutes`, default
-1.0, on a fixed grid from minute 0); every staff member whose decision falls due meanwhile waits for the
-epoch's end, and then all of them act in the same step. Epochs in which nothing falls due are skipped,
-so every step holds at least one real decision. At the epoch's end the queues are brought up to date
-and a waiting pick is shown its queue as it is then (a pick whose queue emptied, or whose staff member
-went off shift meanwhile, is withdrawn; one with a single ticket left takes it). Agents with nothing to decide have only the no-op unmasked and
-`info["decision_due"] == False`; their actions are ignored (in strict mode anything but the no-op
-raises) and they may be left out of the actions dict, so libraries that can skip them do: RLlib
-through `csr_marl.envs.rllib.RLlibEnv`, which observes only the deciding agents (no forced no-ops,
-the same dynamics and rewards). Decisions of
-one step are applied in the order they fell due: when two resolvers pick the same ticket, the first
-gets it and the second takes the first of its visible tickets still waiting (or, if none is, waits for
-work again). Each step returns observations for every live agent (O(agents) per step).
+**Parallel API (the same contact center).** By default (`decision_interval_minutes=None`) a
+parallel step runs the core to the next minute at which a decision is due, and every staff member
+whose decision is due at that minute acts in the step (ties in the core's event order; two picks of
+one ticket: the first gets it, the second takes the first of its visible tickets still waiting). No
+decision waits, so this is the AEC env's contact center: with the same seed and team the episode is
+the AEC env's, except where two decisions fall due at the same minute (a pick then sees the queue
+before, not after, its colleague's pick), and over 20 seeds on `standard_day`, `surge` and
+`night_shift` every headline KPI of `parallel_env()` and of `RLlibEnv` lies inside the AEC env's
+99 % confidence interval (`benchmarks/results/parallel_epochs.md`; `tests/test_env_parallel.py`
+checks the heuristic team seed by seed, `tests/test_parallel_fidelity.py` the intervals).
+Agents with nothing to decide have only the no-op unmasked and `info["decision_due"] == False`;
+their actions are ignored (in strict mode anything but the no-op raises) and they may be left out of
+the actions dict, so libraries that can skip them do: RLlib through `csr_marl.envs.rllib.RLlibEnv`,
+which observes only the deciding agents (no forced no-ops, the same dynamics and rewards), and
+`ParallelVectorEnv`. Each step returns observations for every live agent (O(agents) per step).
 
-*Latency.* A decision waits up to one epoch, and a staff member decides at most once per epoch, so
-the interval is a dial between batching and fidelity. On `standard_day` with the heuristic team
-(`benchmarks/results/parallel_epochs.md`): 1 minute gives 4.6 real decisions per step (one before v1)
-and 67 % of agent samples forced no-ops (93 % before), but the two triage staff, who need about a
-decision a minute each, are throttled: first-response service level 0.35 against 0.97 in AEC. At 0.25
-minutes it is 0.79 with 1.8 decisions per step; as the interval shrinks the KPIs converge to the AEC
-env's (at 0.001 minutes service levels equal to three decimals and ASA within 0.01 minutes,
-`tests/test_env_parallel.py`). On this floor no
-interval brings forced no-ops below half: it produces about five decisions a minute across fourteen
-staff, and intervals long enough to batch seven starve the floor behind triage.
+*The cost of fidelity is batching.* Decisions on this floor rarely coincide: at the default a step
+holds about one real decision and most agent samples of PettingZoo's parallel API are forced no-ops
+(measured over 20 seeds with the heuristic and random teams: 1.00-1.07 real decisions per step;
+forced no-ops 67 % of agent samples on `night_shift`, 92-95 % on `standard_day` and `surge`). A
+library that pays per agent sample should skip the agents whose `decision_due` is False (as
+`RLlibEnv` does), not batch by time.
+
+**Decision epochs (an explicit option).** `decision_interval_minutes=x` runs the core in epochs of
+x minutes (a fixed grid from minute 0): every staff member whose decision falls due during an epoch
+waits for its end, then all of them act in one step (epochs with nothing due are skipped; at the
+epoch's end the queues are brought up to date and a waiting pick is shown its queue as it is then: a
+pick whose queue emptied, or whose staff member went off shift, is withdrawn; one with a single
+ticket left takes it). Epochs batch more decisions per step but every decision waits up to x
+minutes and a staff member decides at most once per epoch, which throttles triage: **a different
+contact center**. Measured over 20 seeds (means; the AEC env's are the reference):
+
+| scenario, team | env | decisions / step | forced no-ops | FR service level | abandonment | resolution rate | team return |
+|---|---|---|---|---|---|---|---|
+| standard_day, heuristic | AEC env | 1.00 | 0% | 0.873 | 0.063 | 0.651 | 725 |
+| standard_day, heuristic | `parallel_env()` default | 1.05 | 93% | 0.873 | 0.063 | 0.651 | 725 |
+| standard_day, heuristic | epochs 0.05 min | 1.20 | 91% | 0.835 | 0.070 | 0.647 | 715 |
+| standard_day, heuristic | epochs 0.25 min | 1.92 | 86% | 0.680 (out) | 0.095 (out) | 0.633 | 677 (out) |
+| standard_day, heuristic | epochs 1 min | 4.85 | 65% | 0.219 (out) | 0.203 (out) | 0.564 (out) | 502 (out) |
+| surge, heuristic | AEC env | 1.00 | 0% | 0.511 | 0.156 | 0.589 | 831 |
+| surge, heuristic | `parallel_env()` default | 1.06 | 95% | 0.511 | 0.156 | 0.589 | 831 |
+| surge, heuristic | epochs 0.05 min | 1.29 | 94% | 0.497 | 0.162 | 0.589 | 821 |
+| surge, heuristic | epochs 0.25 min | 2.32 | 89% | 0.386 (out) | 0.188 (out) | 0.569 (out) | 750 (out) |
+| surge, heuristic | epochs 1 min | 5.62 | 73% | 0.174 (out) | 0.286 (out) | 0.509 (out) | 524 (out) |
+| night_shift, heuristic | AEC env | 1.00 | 0% | 0.870 | 0.013 | 0.598 | 75 |
+| night_shift, heuristic | `parallel_env()` default | 1.00 | 67% | 0.870 | 0.013 | 0.598 | 75 |
+| night_shift, heuristic | epochs 0.05 min | 1.01 | 66% | 0.863 | 0.014 | 0.598 | 75 |
+| night_shift, heuristic | epochs 0.25 min | 1.06 | 65% | 0.842 | 0.016 | 0.595 | 74 |
+| night_shift, heuristic | epochs 1 min | 1.26 | 58% | 0.717 (out) | 0.051 (out) | 0.569 | 65 (out) |
+
+(`benchmarks/results/parallel_epochs.md` has the random team's rows and the 99 % intervals; "(out)"
+marks a mean outside the AEC env's 99 % confidence interval.)
+
+Values below 1e-6 minutes are refused at construction (`ValueError`, one line): the clock cannot
+step a finer grid (at 1e-15 minutes `480 + x == 480`).
 
 ## Observation
 
@@ -89,13 +120,25 @@ every index.
 | escalation (K + 9) | `0..K-1` pick a slot of the escalation queue; then `approve_refund, engineering_fix, fraud_review, account_recovery, legal_review, respond_user, return_to_resolver, ask_customer` |
 
 With `uniform_spaces=True` (the default) every role has the largest action count (padding always
-masked, no-op last). An action the mask forbids costs the acting agent `rewards.illegal_action`
-(default -0.1, component `illegal_action`) and the decision takes its **fallback**, what the floor
-does without a decision-maker (`Decision.fallback()`): triage passes the customer's own category and
-priority to the resolver queue (as a floor without triage staff does), a pick takes the next ticket in
-service order (slot 0), work answers the customer (`respond_user`). The episode always moves on, so an
-unmasked or greedy policy can never stall it. `strict=True` raises `csr_marl.sim.IllegalActionError`
-naming the legal actions instead, and changes nothing.
+masked, no-op last).
+
+**Illegal actions never pay.** An action the mask forbids costs the acting agent
+`rewards.illegal_action` (default -0.1, component `illegal_action`) and is **replaced by a uniformly
+random legal action**, drawn from the seed's own `illegal_fallback` stream (the last of the core's
+streams, so arrivals, tickets and every other stream draw exactly as before). The replacement carries
+no information, so a policy that always acts illegally plays the uniformly random legal policy's game
+minus the penalty on every decision: it scores below random legal play on every shipped scenario and
+every Gymnasium task (`tests/test_env_illegal.py`, 20 episodes, 95 % CIs). (Up to v2 the replacement
+was a good policy -- triage copied the customer's labels, a pick took slot 0 -- so mask-blind learners
+learnt to hand their decisions to it.) The episode always moves on, so an unmasked or greedy policy
+never stalls it. Illegal actions are counted: `info["illegal_actions"]` (the agent's, this episode)
+and the episode KPIs `illegal_actions` and `illegal_action_share` (of the agents' decisions) in
+`env.unwrapped.center.result().kpis`. When an episode ends with more than 5 % of at least 20 decisions
+illegal, the environment warns once (`csr_marl.envs.driver.IllegalActionWarning`), naming the fix
+per library: sb3-contrib's `MaskablePPO` with `action_masks()`, RLlib's action-masking RLModule,
+`csr_marl.train.TianshouEnv`, TorchRL's `ActionMask` transform (`docs/envs/illegal-actions.md`).
+`strict=True` raises `csr_marl.sim.IllegalActionError` naming the legal actions instead, and changes
+nothing.
 
 Vector agents cannot write text, so their `respond_user` sends the **documented reply**
 (`csr_marl.sim.responses.documented_reply`: the customer's name, the order and amount, what was done
@@ -132,7 +175,7 @@ until the environment's next step, and never reaches the core's books (reward le
 
 `action_mask`; `decision_due` (the agent has a decision to take now); `sim_time` (minutes);
 `time_since_last_decision` (minutes since the agent's own last decision, for semi-MDP discounting);
-`reward_components`.
+`reward_components`; `illegal_actions` (the agent's illegal actions so far this episode).
 
 ## State
 
@@ -152,7 +195,7 @@ returns the flags and `agents` becomes empty.
 ## Arguments
 
 `csr_marl.env(scenario="standard_day", seed=None, render_mode=None, *, overrides=None,
-uniform_spaces=True, flat_observations=True, strict=False, decision_interval_minutes=1.0, turns=None,
+uniform_spaces=True, flat_observations=True, strict=False, decision_interval_minutes=None, turns=None,
 max_cycles=None)`; `parallel_env` takes the same but `turns`.
 
 * `scenario`: a name (`csr_marl.config.scenario_names()`, e.g. `tasks/classify`), a YAML path, or a
@@ -165,11 +208,12 @@ max_cycles=None)`; `parallel_env` takes the same but `turns`.
   `False` gives each role its own sizes (triage 111 / 33, resolver and desk 176 / 14 and 13).
 * `flat_observations`: the observation is the float32 `Box` and the mask is `info["action_mask"]`
   (default); `False` gives `Dict(observation=Box, action_mask=Box(int8))`, the mask in both places.
-* `strict`: an illegal action raises instead of costing the penalty and taking the fallback.
-* `decision_interval_minutes`: the parallel API's (and cyclic turns') decision epoch.
-* `turns`: `"event"` (one turn per decision) or `"cycle"` (every agent once per epoch); AEC only.
-* `max_cycles`: truncate every agent after that many decision epochs (parallel steps, or cycles of
-  turns); `None`: run to the horizon.
+* `strict`: an illegal action raises instead of costing the penalty and being replaced.
+* `decision_interval_minutes`: `None` (event-driven parallel steps, the AEC env's contact center) or
+  the length of the parallel API's (and cyclic turns') decision epochs, at least 1e-6 minutes.
+* `turns`: `"event"` (one turn per decision) or `"cycle"` (every agent once per parallel step); AEC only.
+* `max_cycles`: truncate every agent after that many parallel steps (or cycles of turns); `None`:
+  run to the horizon.
 
 `env()` wraps `raw_env()` in `csr_marl.envs.checked.CheckedAEC`: an `OrderEnforcingWrapper` that also
 makes `AssertOutOfBoundsWrapper`'s check, the checks and errors of PettingZoo's two standard wrappers in
@@ -188,19 +232,23 @@ Decided against each library's own code, as installed (pettingzoo 1.27, tianshou
   `csr_marl.train.TianshouEnv` reads `info`.
 * **Uniform spaces.** Tianshou's `PettingZooEnv`, SuperSuit's vector env and the SB3 tutorial's
   wrappers refuse agents whose spaces differ; SuperSuit's padding cannot pad a Dict.
-* **Illegal actions cost a penalty and take a fallback, never raise.** RLlib's env pre-check, SB3's
+* **Illegal actions cost a penalty and are replaced, never raise.** RLlib's env pre-check, SB3's
   `check_env` and PPO, TorchRL's random rollouts and PettingZoo's `parallel_api_test`, `state_test` and
-  `max_cycles_test` sample without masks. A fallback rather than "the decision stays pending" because a
-  greedy unmasked policy would then repeat the same illegal action for ever at the same sim time.
+  `max_cycles_test` sample without masks. A replacement rather than "the decision stays pending"
+  because a greedy unmasked policy would then repeat the same illegal action for ever at the same sim
+  time; a *random* legal one, so that the replacement is never worth more than a legal choice.
 * **`rewards`, `_cumulative_rewards`, `infos` behave as plain dicts**: PettingZoo's
   `TerminateIllegalWrapper` and SuperSuit's reward wrappers write into them (what a wrapper writes is
   seen until the next step and never reaches the core's books).
-* **Decision epochs** so that the parallel API carries several decisions per step (v0 carried one).
+* **Event-driven parallel steps** so that the parallel API is the same contact center as the AEC
+  API (v1-v2's 1-minute epochs throttled triage: first-response service level 0.219 against 0.873
+  on `standard_day`, 20 seeds); epochs stay available for those who want batching and accept their
+  distortion.
 
 ## Gymnasium tasks and Tianshou
 
 `import csr_marl.envs` registers single-agent Gymnasium tasks (`csr_marl.envs.tasks`:
-`csr_marl/Classify-v1`, `Resolve-v1`, `Triage-v1`, `Resolver-v1`, `EscalationDesk-v1`): one staff
+`csr_marl/Classify-v2`, `Resolve-v2`, `Triage-v2`, `Resolver-v2`, `EscalationDesk-v2`): one staff
 member learns while built-in policies run the others; `action_masks()` serves sb3-contrib's
 `MaskablePPO`. `csr_marl.train.TianshouEnv` is Tianshou's `PettingZooEnv` with every reward credited
 to the agent that earned it (Tianshou's own credits only what an agent earned during its own turn).
@@ -208,7 +256,7 @@ to the agent that earned it (Tianshou's own credits only what an agent earned du
 ## Vectorised rollouts
 
 `csr_marl.envs.vector` runs N copies in worker processes for RL collection, several copies per worker
-stepped per message through shared memory: `TaskVectorEnv("Resolver-v1", num_envs=16, workers=2)` is a
+stepped per message through shared memory: `TaskVectorEnv("Resolver-v2", num_envs=16, workers=2)` is a
 Gymnasium `VectorEnv` over a task (same-step autoreset, masks in `infos["action_mask"]` and
 `action_masks()`), `ParallelVectorEnv(num_envs=16, workers=2)` batches the parallel API as arrays of
 shape `(num_envs, n_agents, ...)`. `reset(seed=s)` seeds copy `i` with `s + i`: results do not depend
@@ -254,6 +302,14 @@ A built-in policy answers the core's pending decision; with the same seed it giv
   (`customers.sentiment`, off in the validation presets). Gymnasium tasks are `-v1` for the same spaces.
   Later in v2 (same spaces, observations, rewards and infos, to the bit): `env()` makes PettingZoo's
   order and bounds checks in one layer (`CheckedAEC`) instead of two wrappers.
+* v3 (Gymnasium tasks `-v2`): RL results that mean what they say (issue #19). The parallel API is
+  event-driven by default, the AEC env's contact center (v2: 1-minute decision epochs; those are
+  `decision_interval_minutes=1.0`); intervals below 1e-6 minutes are refused. An illegal action is
+  replaced by a uniformly random legal action from the new `illegal_fallback` stream (v2: the
+  decision's informed fallback, which a mask-blind learner could exploit); illegal actions are counted
+  in `info["illegal_actions"]` and the KPIs `illegal_actions` / `illegal_action_share`, and a high
+  share warns once. Spaces and observations are v2's. The v2 ids (and the tasks' `-v1`) are no longer
+  registered: Gymnasium names the new version when an old one is asked for.
 """
 
 from __future__ import annotations
@@ -323,10 +379,10 @@ def _register() -> None:
         from pettingzoo import aec_registry, parallel_registry, register
     except ImportError:  # PettingZoo before 1.27 has no registry
         return
-    if "csr_marl/ContactCenter-v2" not in aec_registry:
-        register("aec", "csr_marl/ContactCenter-v2", entry_point=env)
-    if "csr_marl/ContactCenter-v2" not in parallel_registry:
-        register("parallel", "csr_marl/ContactCenter-v2", entry_point=parallel_env)
+    if "csr_marl/ContactCenter-v3" not in aec_registry:
+        register("aec", "csr_marl/ContactCenter-v3", entry_point=env)
+    if "csr_marl/ContactCenter-v3" not in parallel_registry:
+        register("parallel", "csr_marl/ContactCenter-v3", entry_point=parallel_env)
 
 
 _register()

@@ -19,9 +19,10 @@ from .driver import CenterDriver
 from .render import floor_text
 
 ScenarioLike = str | os.PathLike[str] | Scenario
-DEFAULT_DECISION_INTERVAL = 1.0  # minutes per decision epoch of the parallel API
+DEFAULT_DECISION_INTERVAL: float | None = None  # the parallel API's default: event-driven steps
+MIN_DECISION_INTERVAL = 1e-6  # minutes: a finer epoch grid than the clock (or a step) can resolve
 METADATA: dict[str, Any] = {
-    "name": "csr_marl_v2",
+    "name": "csr_marl_v3",
     "render_modes": ["ansi", "human"],
     "is_parallelizable": False,
     "render_fps": 4,
@@ -52,7 +53,7 @@ class CenterEnvBase(EzPickle):
         uniform_spaces: bool = True,
         flat_observations: bool = True,
         strict: bool = False,
-        decision_interval_minutes: float = DEFAULT_DECISION_INTERVAL,
+        decision_interval_minutes: float | None = DEFAULT_DECISION_INTERVAL,
     ) -> None:
         # Pickles as its arguments: a copy is a fresh environment (for worker processes).
         EzPickle.__init__(
@@ -64,14 +65,12 @@ class CenterEnvBase(EzPickle):
             raise ValueError(
                 f"render_mode {render_mode!r} is not supported; choose one of {METADATA['render_modes']} or None"
             )
-        interval = decision_interval_minutes
-        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not 0 < interval < math.inf:
-            raise ValueError(f"decision_interval_minutes must be a positive number of minutes, got {interval!r}")
         self.render_mode = render_mode
         self.scenario = resolve_scenario(scenario, overrides)
+        interval = check_interval(decision_interval_minutes, self.scenario.horizon_minutes)
         self._driver = CenterDriver(
             self.scenario, uniform_spaces=uniform_spaces, flat_observations=flat_observations,
-            strict=strict, interval=float(interval), seed=seed,
+            strict=strict, interval=interval, seed=seed,
         )
         layout = self._driver.layout
         roles = self._driver.role_of
@@ -176,6 +175,27 @@ class CenterEnvBase(EzPickle):
 
     def _begin_episode(self) -> None:
         self._history: list[Any] = []
+
+
+def check_interval(interval: Any, horizon: float) -> float | None:
+    """``decision_interval_minutes`` as a float (None: event-driven), or a ValueError in one line.
+
+    An epoch shorter than :data:`MIN_DECISION_INTERVAL` is refused: below it the grid outruns the
+    clock (at 1e-15 minutes ``480 + interval == 480``, so an epoch never ends) or a step has to run
+    through millions of empty epochs.
+    """
+    if interval is None:
+        return None
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not 0 < interval < math.inf:
+        raise ValueError(
+            f"decision_interval_minutes must be None (event-driven) or a positive number of minutes, got {interval!r}"
+        )
+    if interval < MIN_DECISION_INTERVAL or horizon + interval == horizon:
+        raise ValueError(
+            f"decision_interval_minutes={interval!r} is finer than the simulation clock can step "
+            f"(at least {MIN_DECISION_INTERVAL:g} minutes); use None for event-driven steps"
+        )
+    return float(interval)
 
 
 def as_action(agent: str, action: Any) -> int:

@@ -7,6 +7,7 @@ layers over it that differ only in how they present turns.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,20 @@ from .layout import Layout
 from .observations import ObservationEncoder
 from .rewards import RewardAccount
 
+ILLEGAL_WARN_SHARE = 0.05  # an episode with more illegal actions than this share of decisions warns
+ILLEGAL_WARN_MIN_DECISIONS = 20  # ... once it has at least this many decisions
+MASKING_FIXES = (
+    "Stable-Baselines3: sb3-contrib's MaskablePPO reads action_masks() (Gymnasium tasks and "
+    "TaskVectorEnv have it); RLlib: an action-masking RLModule (ray.rllib.examples.rl_modules."
+    "classes.action_masking_rlm) over Dict observations (flat_observations=False); Tianshou: "
+    "csr_marl.train.TianshouEnv, which passes info['action_mask'] to the policy; TorchRL: "
+    "PettingZooWrapper(use_mask=True) with the ActionMask transform (torchrl.envs.transforms.ActionMask)"
+)
+
+
+class IllegalActionWarning(UserWarning):
+    """Many of an episode's actions were illegal: the learner is probably not reading the mask."""
+
 
 def agent_names(scenario: Scenario) -> list[str]:
     """One agent per staff slot at peak staffing, in role order (the core's staff names)."""
@@ -33,8 +48,12 @@ class CenterDriver:
     """One episode of the core as the environments present it.
 
     ``strict``: an illegal action raises :class:`IllegalActionError` and changes nothing; otherwise it
-    costs ``rewards.illegal_action`` and the decision takes its fallback (:meth:`Decision.fallback`).
-    ``interval``: the decision epoch in minutes, for :meth:`act_epoch` (the parallel API).
+    costs ``rewards.illegal_action`` and the decision takes a uniformly random legal action, drawn
+    from the core's ``illegal_fallback`` stream (a fallback that carries no information, so acting
+    illegally is never better than acting at random). Illegal actions are counted per agent.
+    ``interval``: the decision epoch in minutes, for :meth:`act_epoch` (the parallel API); None
+    (event-driven): each parallel step runs the core to the next minute at which a decision is due
+    and every decision due at that minute is taken in the step.
     """
 
     def __init__(
@@ -44,7 +63,7 @@ class CenterDriver:
         uniform_spaces: bool = True,
         flat_observations: bool = True,
         strict: bool = False,
-        interval: float = 1.0,
+        interval: float | None = None,
         seed: int | None = None,
         grader: Grader | None = None,
     ) -> None:
@@ -72,12 +91,16 @@ class CenterDriver:
         self._seeds: np.random.Generator | None = None
         self.episode_seed: int | None = None
         self._masks: dict[str, tuple[int, np.ndarray]] = {}  # per agent: (version, mask)
+        self.decisions = dict.fromkeys(self.agents, 0)  # decisions answered this episode, per agent
+        self.illegal = dict.fromkeys(self.agents, 0)  # of which illegal (answered by the fallback)
+        self._kpis: dict[str, float] = {}  # the episode's illegal-action KPIs (the core's extra KPIs)
+        self.warned = False  # the illegal-share warning is given once per environment
 
     # --- episodes -------------------------------------------------------------------------------
     def start(self, seed: int | None = None, *, epochs: bool = False) -> None:
         """A new episode. ``seed`` seeds the core's streams exactly as ``simulate(seed=...)`` does;
         without one, the episode's seed is drawn from the last seed given (or the constructor's).
-        With ``epochs`` the core runs to the first decision epoch with a decision in it."""
+        With ``epochs`` (the parallel API) the core runs to the first step with a decision in it."""
         if seed is None:
             seed = self._next_seed()
         else:
@@ -87,6 +110,10 @@ class CenterDriver:
         self.staff = {staff.name: staff for staff in self.center.staff}
         self.account.reset()
         self.last_decided = {}
+        self.decisions = dict.fromkeys(self.agents, 0)
+        self.illegal = dict.fromkeys(self.agents, 0)
+        self._kpis = self.center.kpis.extra
+        self._kpis.update(illegal_actions=0, illegal_action_share=0.0)
         self.epochs = 0
         self.stopped = False
         self._boundary = 0.0
@@ -132,9 +159,19 @@ class CenterDriver:
         self.version += 1
 
     def _next_epoch(self) -> None:
-        """Run the core epoch by epoch until one ends with a decision due (or the episode ends)."""
+        """Run the core to the next parallel step: epoch by epoch until one ends with a decision due
+        (``interval`` given), or else to the next minute a decision is due, collecting every
+        decision that falls due at that same minute (or to the episode's end)."""
         center = self.center
         assert center is not None
+        if self.interval is None:
+            first = center.next_decision()
+            if first is not None:
+                env, now = center.env, center.env.now
+                while env.peek() <= now:  # the rest of this minute's events (ties, in the core's order)
+                    env.step()
+            self._set_due(*center.due)
+            return
         due: list[Decision] = []
         while not due and not center.done:
             self._boundary += self.interval
@@ -156,6 +193,8 @@ class CenterDriver:
         self._answer(decision, index, illegal, text)
         self._set_decision(center.next_decision())
         self.account.add(center.rewards.drain())
+        if self.decision is None:
+            self._check_illegal_share()
 
     def act_epoch(self, actions: Mapping[str, int]) -> None:
         """One parallel step: every due decision is answered (in the order they fell due, which
@@ -173,6 +212,8 @@ class CenterDriver:
         self.epochs += 1
         self._next_epoch()
         self.account.add(center.rewards.drain())
+        if self.ended:
+            self._check_illegal_share()
 
     def stop(self) -> None:
         """Truncate the episode now (``max_cycles``): the core's KPIs cover the minutes so far."""
@@ -190,16 +231,47 @@ class CenterDriver:
         if self.strict:
             layout = self.layout.roles_layout[decision.role]
             raise IllegalActionError(_why_illegal(decision, layout.core_actions, layout.noop, index))
-        return decision.fallback(), True
+        return self.fallback(decision), True
+
+    def fallback(self, decision: Decision) -> int:
+        """The action an illegal one is replaced by: uniformly random among the legal actions, from
+        the core's ``illegal_fallback`` stream (no other stream's draws change)."""
+        assert self.center is not None
+        legal = decision.legal
+        return legal[int(self.center.streams["illegal_fallback"].integers(len(legal)))]
 
     def _answer(self, decision: Decision, index: int, illegal: bool, text: str | None = None) -> None:
         """Answer a decision with a checked action; an illegal one's penalty goes to its agent."""
         center = self.center
         assert center is not None
+        agent = decision.agent
+        self.decisions[agent] += 1
         if illegal:
-            center.rewards.add("illegal_action", self.illegal_penalty, decision.agent)
+            center.rewards.add("illegal_action", self.illegal_penalty, agent)
+            self.illegal[agent] += 1
+        total = sum(self.illegal.values())
+        if total:
+            self._kpis["illegal_actions"] = total
+            self._kpis["illegal_action_share"] = total / sum(self.decisions.values())
         self.last_decided[decision.agent] = center.env.now
         center.decide(index, decision, text=None if illegal else text)
+
+    def _check_illegal_share(self) -> None:
+        """At an episode's end: warn (once per environment) when its illegal share passed the threshold."""
+        decisions = sum(self.decisions.values())
+        if self.warned or decisions < ILLEGAL_WARN_MIN_DECISIONS:
+            return
+        share = sum(self.illegal.values()) / decisions
+        if share > ILLEGAL_WARN_SHARE:
+            self.warned = True
+            warnings.warn(
+                f"{share:.0%} of this episode's {decisions} decisions were illegal actions (each costs "
+                f"rewards.illegal_action and is replaced by a random legal action): the policy is "
+                f"probably not using the action mask (info['action_mask']). {MASKING_FIXES}. "
+                f"This warning is given once per environment.",
+                IllegalActionWarning,
+                stacklevel=4,
+            )
 
     def _waiting(self, agent: str, action: int) -> None:
         """An agent with nothing to decide: its action is ignored (only the no-op is unmasked);
@@ -239,6 +311,7 @@ class CenterDriver:
             "sim_time": now,
             "time_since_last_decision": now - self.last_decided.get(agent, 0.0),
             "reward_components": components,
+            "illegal_actions": self.illegal[agent],
         }
 
     def state(self) -> np.ndarray:

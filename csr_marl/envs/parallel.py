@@ -1,9 +1,11 @@
-"""The parallel environment: decision epochs, in which every agent whose decision fell due acts.
+"""The parallel environment: every agent whose decision is due acts in the same step.
 
-The core runs for one epoch (``decision_interval_minutes``, default 1 minute, on a fixed grid from
-minute 0); every staff member whose decision fell due meanwhile waits for the epoch's end, and then all
-of them act in the same step. Epochs in which nothing falls due are skipped, so every step holds at
-least one real decision. Agents with nothing to decide have only the no-op unmasked and
+By default (``decision_interval_minutes=None``) a step runs the core to the next minute at which a
+decision is due, and every staff member whose decision is due at that minute acts: the same contact
+center as the AEC environment (no decision waits). With ``decision_interval_minutes`` the core runs
+in epochs of that length instead (a fixed grid from minute 0); every staff member whose decision fell
+due meanwhile waits for the epoch's end, and then all of them act in the same step (more decisions per
+step, at the cost of decision latency: see the env card). Steps hold at least one real decision. Agents with nothing to decide have only the no-op unmasked and
 ``info["decision_due"] == False``; their actions are ignored and may be left out of the actions dict.
 Two picks of the same ticket in one step: the decision that fell due first gets it; the other takes
 the first of its visible tickets still waiting (or, if none is, waits for work again).
@@ -29,7 +31,7 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         render_mode: str | None = None,
         *,
         max_cycles: int | None = None,
-        decision_interval_minutes: float = DEFAULT_DECISION_INTERVAL,
+        decision_interval_minutes: float | None = DEFAULT_DECISION_INTERVAL,
         **options: Any,
     ) -> None:
         if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1):

@@ -15,7 +15,10 @@ episode every agent gets its final observation, so each one's trajectory closes.
     config = PPOConfig().environment("csr_marl", env_config={"scenario": "standard_day"})
 
 ``env_config`` takes ``csr_marl.parallel_env``'s arguments (``scenario``, ``seed``, ``overrides``,
-``decision_interval_minutes``, ...). Needs ``ray[rllib]``.
+``decision_interval_minutes``, ...) and ``"mask_in_observation": True``, which makes every observation
+``{"observations": Box, "action_mask": Box(0, 1)}``, the layout RLlib's action-masking module
+(``ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule``) reads:
+RLlib's default PPO module ignores masks (``docs/envs/illegal-actions.md``). Needs ``ray[rllib]``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import gymnasium
+import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from .parallel import ContactCenterParallel
@@ -33,11 +38,24 @@ class RLlibEnv(MultiAgentEnv):
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
-        self.par_env = ContactCenterParallel(**dict(config or {}))
+        options = dict(config or {})
+        self.mask_in_observation = bool(options.pop("mask_in_observation", False))
+        self.par_env = ContactCenterParallel(**options)
         self.possible_agents = list(self.par_env.possible_agents)
         self.agents = list(self.possible_agents)
-        self.observation_spaces = {a: self.par_env.observation_space(a) for a in self.possible_agents}
+        self.observation_spaces = {a: self._space(a) for a in self.possible_agents}
         self.action_spaces = {a: self.par_env.action_space(a) for a in self.possible_agents}
+
+    def _space(self, agent: str) -> gymnasium.spaces.Space:
+        space = self.par_env.observation_space(agent)
+        if not self.mask_in_observation:
+            return space
+        if not isinstance(space, gymnasium.spaces.Box):
+            raise ValueError("mask_in_observation needs flat observations: leave flat_observations=True")
+        n = int(self.par_env.action_space(agent).n)
+        return gymnasium.spaces.Dict(
+            {"observations": space, "action_mask": gymnasium.spaces.Box(0.0, 1.0, (n,), np.float32)}
+        )
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         observations, infos = self.par_env.reset(seed=seed, options=options)
@@ -50,7 +68,7 @@ class RLlibEnv(MultiAgentEnv):
         if ended:  # every trajectory closes with the agent's final observation
             self.agents = []
             return (
-                observations, rewards,
+                {a: self._observed(observations, infos, a) for a in observations}, rewards,
                 {**terminations, "__all__": any(terminations.values())},
                 {**truncations, "__all__": any(truncations.values())},
                 infos,
@@ -60,7 +78,13 @@ class RLlibEnv(MultiAgentEnv):
 
     def _deciding(self, observations: dict[str, Any], infos: dict[str, Any]) -> tuple[dict, dict]:
         due = self.par_env.due_decisions
-        return {a: observations[a] for a in due}, {a: infos[a] for a in due}
+        return {a: self._observed(observations, infos, a) for a in due}, {a: infos[a] for a in due}
+
+    def _observed(self, observations: dict[str, Any], infos: dict[str, Any], agent: str) -> Any:
+        if not self.mask_in_observation:
+            return observations[agent]
+        mask = infos[agent]["action_mask"].astype(np.float32)
+        return {"observations": observations[agent], "action_mask": mask}
 
     def render(self) -> str | None:
         return self.par_env.render()

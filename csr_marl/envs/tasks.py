@@ -2,15 +2,15 @@
 
     import gymnasium as gym
     import csr_marl.envs  # registers the tasks (gym.register_envs(csr_marl.envs) keeps the import)
-    env = gym.make("csr_marl/Resolve-v1")
+    env = gym.make("csr_marl/Resolve-v2")
 
 | id | scenario | the learner | colleagues |
 |---|---|---|---|
-| ``csr_marl/Classify-v1`` | ``tasks/classify`` | ``triage_0`` (alone) | -- |
-| ``csr_marl/Resolve-v1`` | ``tasks/resolve`` | ``resolver_0`` (alone) | -- |
-| ``csr_marl/Triage-v1`` | ``standard_day`` | ``triage_0`` | heuristic |
-| ``csr_marl/Resolver-v1`` | ``standard_day`` | ``resolver_0`` | heuristic |
-| ``csr_marl/EscalationDesk-v1`` | ``standard_day`` | ``escalation_0`` | heuristic |
+| ``csr_marl/Classify-v2`` | ``tasks/classify`` | ``triage_0`` (alone) | -- |
+| ``csr_marl/Resolve-v2`` | ``tasks/resolve`` | ``resolver_0`` (alone) | -- |
+| ``csr_marl/Triage-v2`` | ``standard_day`` | ``triage_0`` | heuristic |
+| ``csr_marl/Resolver-v2`` | ``standard_day`` | ``resolver_0`` | heuristic |
+| ``csr_marl/EscalationDesk-v2`` | ``standard_day`` | ``escalation_0`` | heuristic |
 
 A step is one decision of the learner; between two of them the core runs and the colleagues' built-in
 policy answers theirs. The observation is the learner's role vector (``Box``, as in the multi-agent
@@ -18,8 +18,9 @@ environment with ``uniform_spaces=False``; ``feature_names()`` names it), the ac
 ``Discrete`` space (its last index, the no-op, is never legal here). The mask is
 ``info["action_mask"]`` and :meth:`CenterTaskEnv.action_masks` (sb3-contrib's ``MaskablePPO``). The
 reward is what the learner earned since its previous decision under the scenario's reward mode (in
-``shared`` mode, the team's reward). An illegal action costs ``rewards.illegal_action`` and takes the
-decision's fallback, as in the multi-agent environment (``strict=True`` raises). The episode ends at
+``shared`` mode, the team's reward). An illegal action costs ``rewards.illegal_action`` and is
+replaced by a uniformly random legal action, as in the multi-agent environment (``strict=True``
+raises); ``info["illegal_actions"]`` counts the learner's, and a high share warns once. The episode ends at
 the horizon (truncated) or when a ``max_tickets`` scenario closed every ticket (terminated).
 """
 
@@ -37,11 +38,11 @@ from .driver import CenterDriver
 from .render import floor_text
 
 TASKS: dict[str, dict[str, str]] = {
-    "Classify-v1": {"scenario": "tasks/classify", "agent": "triage_0"},
-    "Resolve-v1": {"scenario": "tasks/resolve", "agent": "resolver_0"},
-    "Triage-v1": {"scenario": "standard_day", "agent": "triage_0"},
-    "Resolver-v1": {"scenario": "standard_day", "agent": "resolver_0"},
-    "EscalationDesk-v1": {"scenario": "standard_day", "agent": "escalation_0"},
+    "Classify-v2": {"scenario": "tasks/classify", "agent": "triage_0"},
+    "Resolve-v2": {"scenario": "tasks/resolve", "agent": "resolver_0"},
+    "Triage-v2": {"scenario": "standard_day", "agent": "triage_0"},
+    "Resolver-v2": {"scenario": "standard_day", "agent": "resolver_0"},
+    "EscalationDesk-v2": {"scenario": "standard_day", "agent": "escalation_0"},
 }
 EMPTY_EPISODES_ALLOWED = 100
 
@@ -145,7 +146,7 @@ class CenterTaskEnv(gymnasium.Env):
 
 
 def register_tasks() -> None:
-    """Register every task with Gymnasium (``csr_marl/<Task>-v1``); done on ``import csr_marl.envs``."""
+    """Register every task with Gymnasium (``csr_marl/<Task>-v2``); done on ``import csr_marl.envs``."""
     for name, kwargs in TASKS.items():
         env_id = f"csr_marl/{name}"
         if env_id not in gymnasium.registry:

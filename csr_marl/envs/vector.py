@@ -2,14 +2,14 @@
 
 Two front-ends over the same workers (:mod:`csr_marl.envs.workers`):
 
-* :class:`TaskVectorEnv`, a Gymnasium ``VectorEnv`` over a single-agent task (``csr_marl/Resolver-v1``
+* :class:`TaskVectorEnv`, a Gymnasium ``VectorEnv`` over a single-agent task (``csr_marl/Resolver-v2``
   ...; :mod:`csr_marl.envs.tasks`), for anything that takes Gymnasium vector envs (CleanRL-style loops,
   ``gymnasium.wrappers.vector``);
 * :class:`ParallelVectorEnv`, a batch of parallel PettingZoo environments (``csr_marl.parallel_env``)
   whose every agent's observation, mask and reward come as arrays of shape ``(num_envs, n_agents, ...)``.
 
     from csr_marl.envs.vector import TaskVectorEnv
-    with TaskVectorEnv("Resolver-v1", num_envs=16, workers=2) as envs:
+    with TaskVectorEnv("Resolver-v2", num_envs=16, workers=2) as envs:
         observations, infos = envs.reset(seed=0)
         for _ in range(1000):
             masks = infos["action_mask"].astype(bool)          # (num_envs, n_actions), also envs.action_masks()
@@ -34,8 +34,8 @@ with ``infos["_final_obs"]`` marking the copies that ended, as Gymnasium's own v
 action therefore goes to a live decision.
 
 **Infos** are Gymnasium's vector dicts: ``action_mask`` (int8), ``decision_due``, ``sim_time``,
-``time_since_last_decision`` and ``reward_components`` (ordered as ``csr_marl.envs.REWARD_COMPONENTS``),
-each batched along the copies, with ``_<key>`` (all true).
+``time_since_last_decision``, ``reward_components`` (ordered as ``csr_marl.envs.REWARD_COMPONENTS``) and
+``illegal_actions`` (the agent's illegal actions this episode), each batched along the copies, with ``_<key>`` (all true).
 
 **Seeds.** ``reset(seed=s)`` resets copy ``i`` with seed ``s + i`` (Gymnasium's convention, so a run
 reproduces ``gymnasium.vector.SyncVectorEnv`` over the same copies); ``reset(seed=[s0, s1, ...])`` gives
@@ -70,7 +70,9 @@ from .parallel import ContactCenterParallel
 from .tasks import EMPTY_EPISODES_ALLOWED, TASKS, CenterTaskEnv
 from .workers import Field, WorkerError, WorkerPool
 
-INFO_KEYS = ("action_mask", "decision_due", "sim_time", "time_since_last_decision", "reward_components")
+INFO_KEYS = (
+    "action_mask", "decision_due", "sim_time", "time_since_last_decision", "reward_components", "illegal_actions",
+)
 __all__ = ["INFO_KEYS", "ParallelVectorEnv", "TaskVectorEnv", "WorkerError"]
 
 
@@ -82,6 +84,7 @@ def copy_fields(agents: tuple[int, ...], observation: tuple[int, ...], n_actions
         "sim_time": Field(agents, np.float64),
         "time_since_last_decision": Field(agents, np.float64),
         "reward_components": Field((*agents, len(REWARD_COMPONENTS)), np.float64),
+        "illegal_actions": Field(agents, np.int64),
     }
     return {
         "action": Field(agents, np.int64),
@@ -255,7 +258,7 @@ class Rollout:
 class TaskVectorEnv(VectorEnv):
     """``num_envs`` copies of a single-agent task in ``workers`` processes, as a Gymnasium ``VectorEnv``.
 
-    ``task``: a task of :data:`csr_marl.envs.TASKS` (``"Resolver-v1"`` or ``"csr_marl/Resolver-v1"``);
+    ``task``: a task of :data:`csr_marl.envs.TASKS` (``"Resolver-v2"`` or ``"csr_marl/Resolver-v2"``);
     ``options`` go to :class:`~csr_marl.envs.tasks.CenterTaskEnv` over the task's own (``scenario``,
     ``agent``, ``colleagues``, ``overrides``, ``strict``). See the module docstring.
     """
@@ -264,7 +267,7 @@ class TaskVectorEnv(VectorEnv):
 
     def __init__(
         self,
-        task: str = "Resolver-v1",
+        task: str = "Resolver-v2",
         num_envs: int = 8,
         workers: int = 2,
         *,
@@ -368,7 +371,7 @@ class ParallelVectorEnv:
         return self._rollout.reset(seed)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """One decision epoch of every copy."""
+        """One parallel step of every copy."""
         return self._rollout.step(actions)
 
     def action_masks(self) -> np.ndarray:

@@ -64,6 +64,8 @@ class KpiAccumulator:
         self.entries = dict.fromkeys(QUEUES, 0)
         self.services = dict.fromkeys(ROLES, 0)
         self.headline_queue = headline_queue
+        # KPIs a driver adds to the summary (the environments: illegal_actions, illegal_action_share).
+        self.extra: dict[str, float] = {}
         self.counts: dict[str, list[int]] = {name: [0] * N_CELLS for name in COUNTS}
         self.answered_wait = [0.0] * N_CELLS
         self.abandoned_wait = 0.0
@@ -272,6 +274,7 @@ class KpiAccumulator:
         out["reply_score_mean"] = _ratio(self.replies["score_sum"], self.replies["graded"])
         out["sentiment_mean"] = _ratio(self.mood["sentiment_sum"], self.mood["left"])
         out["upset_rate"] = _ratio(self.mood["upset"], self.mood["left"])
+        out.update(self.extra)
         return out
 
     def offered_load(self, role: str) -> float:
@@ -360,6 +363,8 @@ def kpi_definitions(headline_queue: str | None = None, threshold_minutes: float 
         "sentiment_mean": "mean customer sentiment (-1 upset .. 1 pleased) when contacts left, closed or abandoned (customers.sentiment; NaN when off)",
         "upset_rate": "contacts whose customer left upset (sentiment below customers.sentiment.upset_below) / contacts that left (NaN when off)",
         "offered_load_<role>": "Erlangs of work offered to the role: busy staff-minutes per service x entries into its queue / measured minutes (not the carried load: it does not shrink when staff are too few)",
+        "illegal_actions": "RL environments only: actions the mask forbade (each replaced by a random legal action)",
+        "illegal_action_share": "RL environments only: illegal actions / decisions answered by the agents",
         "occupancy_<role>": "busy staff-minutes / (on-shift staff-minutes + minutes spent finishing a ticket off shift), after the warm-up",
     }
     for queue in QUEUES:

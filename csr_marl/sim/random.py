@@ -24,6 +24,7 @@ from ..config.distributions import (
 # Append only: a new stream must leave every earlier one's draws unchanged (spawned by index).
 STREAMS: tuple[str, ...] = (
     "arrivals", "tickets", "patience", "handle_times", "returns", "policy", "dialogue", "text_noise",
+    "illegal_fallback",  # the RL environments' replacement for an illegal action
 )
 _BLOCK = 512
 
