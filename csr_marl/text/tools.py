@@ -209,13 +209,15 @@ def _arguments(name: str, arguments: Any) -> dict[str, Any]:
     return dict(arguments)
 
 
-def read_json(text: str, what: str, limit: int = MAX_ARGUMENTS_CHARS, verb: str = "are") -> Any:
+def read_json(
+    text: str, what: str, limit: int = MAX_ARGUMENTS_CHARS, verb: str = "are", depth: int = MAX_ARGUMENTS_DEPTH
+) -> Any:
     """JSON text a caller sent, read within bounds: too long, too deep or unreadable is a
     :class:`ToolCallError` saying ``"{what} {verb} ..."`` (never a ``RecursionError`` or ``ValueError``)."""
     if len(text) > limit:
         raise ToolCallError(f"{what} {verb} longer than {limit} characters")
-    if _bracket_depth(text) > MAX_ARGUMENTS_DEPTH:
-        raise ToolCallError(f"{what} {verb} nested deeper than {MAX_ARGUMENTS_DEPTH} levels")
+    if _bracket_depth(text, depth) > depth:
+        raise ToolCallError(f"{what} {verb} nested deeper than {depth} levels")
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
@@ -224,7 +226,7 @@ def read_json(text: str, what: str, limit: int = MAX_ARGUMENTS_CHARS, verb: str 
         raise ToolCallError(f"{what} {verb} not JSON that can be read (a number too long?)") from None
 
 
-def _bracket_depth(text: str) -> int:
+def _bracket_depth(text: str, limit: int) -> int:
     """The deepest ``[``/``{`` nesting in JSON text, outside strings (checked before parsing it)."""
     depth = deepest = 0
     in_string = escaped = False
@@ -242,7 +244,7 @@ def _bracket_depth(text: str) -> int:
             depth += 1
             if depth > deepest:
                 deepest = depth
-                if deepest > MAX_ARGUMENTS_DEPTH:
+                if deepest > limit:
                     return deepest
         elif char in "]}":
             depth -= 1
