@@ -48,13 +48,14 @@ def simulate_command(
     seed: int = typer.Option(0, "--seed", "-s", help="Root seed; same seed, same result."),
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE (dotted path, YAML value); repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print all KPIs and breakdowns as JSON."),
-    log: Optional[Path] = typer.Option(None, "--log", help="Write a per-contact log (.csv or .jsonl)."),
+    log: Optional[Path] = typer.Option(None, "--log", help="Write a per-contact log (.csv or .jsonl); a new file."),
+    force: bool = typer.Option(False, "--force", help="Replace the --log file if it exists."),
 ) -> None:
     """Run one episode with a built-in or trained policy and print the KPI table."""
     scn = load_scenario(scenario, parse_sets(sets))
     chosen = policy_from_option(policy, scn)
     if log is not None:
-        check_output_file(log, "--log", TicketLog.SUFFIXES)
+        check_output_file(log, "--log", TicketLog.SUFFIXES, replace=force)
     result = simulate(scn, policy=chosen, seed=seed, log=log or False)
     if as_json:
         payload = {

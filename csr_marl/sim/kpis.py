@@ -329,6 +329,13 @@ def headline_queue_of(staffed_roles: dict[str, int]) -> str:
     return next(role for role in QUEUES if staffed_roles.get(role, 0) > 0)
 
 
+def naming_file(error: OSError, path: str | Path | None) -> OSError:
+    """``error`` with ``path`` as its file name when it names none (``ENOSPC`` from a write names none)."""
+    if error.filename is not None or path is None:
+        return error
+    return type(error)(error.errno, error.strerror or str(error), str(path))
+
+
 class TicketLog:
     """Opt-in per-contact records, kept in memory or streamed to a CSV / JSONL file."""
 
@@ -377,19 +384,27 @@ class TicketLog:
         }
         if self.records is not None:
             self.records.append(record)
-        elif self._csv is not None:
-            self._csv.writerow(record)
-        else:
-            assert self._file is not None
-            self._file.write(json.dumps(record) + "\n")
+            return
+        try:
+            if self._csv is not None:
+                self._csv.writerow(record)
+            else:
+                assert self._file is not None
+                self._file.write(json.dumps(record) + "\n")
+        except OSError as error:  # a full disk, a file size limit: say which file
+            raise naming_file(error, self._target) from None
 
     def close(self) -> None:
         """Finish the file: it replaces the target in one rename."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
             assert self._temporary is not None and self._target is not None
-            os.replace(self._temporary, self._target)
+            try:
+                file.close()
+                os.replace(self._temporary, self._target)
+            except OSError as error:
+                self._temporary.unlink(missing_ok=True)
+                raise naming_file(error, self._target) from None
 
     def discard(self) -> None:
         """Drop an unfinished file (the run failed): the target is left as it was."""
