@@ -124,10 +124,9 @@ def test_a_client_that_leaves_mid_reset_frees_its_slot_at_once(tmp_path: Path) -
     args = ["--scenario", "standard_day", "--max-sessions", "1", "--max-tickets-per-call", "5000000",
             "--max-seconds-per-call", "300"]
     with running_server(tmp_path / "log", args) as served:
-        runaway = connect(served.ws_url, open_timeout=30)
-        runaway.send(json.dumps({"type": "reset", "data": RUNAWAY}))
-        time.sleep(1.0)  # the reset is running
-        runaway.close()
+        with connect(served.ws_url, open_timeout=30) as runaway:
+            runaway.send(json.dumps({"type": "reset", "data": RUNAWAY}))
+            time.sleep(1.0)  # the reset is running when the client goes
         started = time.monotonic()
         while True:  # before the fix the slot stayed taken for the whole reset (minutes)
             try:
@@ -143,13 +142,11 @@ def test_a_client_that_leaves_mid_reset_frees_its_slot_at_once(tmp_path: Path) -
 def test_sigterm_stops_a_server_busy_with_a_runaway_reset(tmp_path: Path) -> None:
     args = ["--scenario", "standard_day", "--max-tickets-per-call", "5000000", "--max-seconds-per-call", "300"]
     with running_server(tmp_path / "log", args) as served:
-        socket = connect(served.ws_url, open_timeout=30)
-        socket.send(json.dumps({"type": "reset", "data": RUNAWAY}))
-        request(f"{served.url}/health")
-        time.sleep(1.0)
-        served.process.send_signal(signal.SIGTERM)
-        served.process.wait(timeout=5)  # raises if it is still running after 5 s
-        socket.close()
+        with connect(served.ws_url, open_timeout=30) as socket:
+            socket.send(json.dumps({"type": "reset", "data": RUNAWAY}))
+            time.sleep(1.0)  # the reset is running
+            served.process.send_signal(signal.SIGTERM)
+            served.process.wait(timeout=5)  # raises if it is still running after 5 s
 
 
 @pytest.mark.parametrize(("frame", "why"), [

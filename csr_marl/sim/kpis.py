@@ -13,6 +13,7 @@ first touch by anybody; ``*_<queue>`` each queue. :func:`kpi_definitions` states
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -330,10 +331,14 @@ def headline_queue_of(staffed_roles: dict[str, int]) -> str:
 
 
 def naming_file(error: OSError, path: str | Path | None) -> OSError:
-    """``error`` with ``path`` as its file name when it names none (``ENOSPC`` from a write names none)."""
+    """``error`` saying which file, when it names none (``ENOSPC`` from a write names none).
+
+    The path goes into the message (``"contacts.csv: No space left on device"``), not only into
+    ``filename``: SimPy re-raises a process's exception from its ``args``, which drop ``filename``.
+    """
     if error.filename is not None or path is None:
         return error
-    return type(error)(error.errno, error.strerror or str(error), str(path))
+    return type(error)(error.errno, f"{path}: {error.strerror or error}")
 
 
 class TicketLog:
@@ -409,7 +414,8 @@ class TicketLog:
     def discard(self) -> None:
         """Drop an unfinished file (the run failed): the target is left as it was."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
+            with contextlib.suppress(OSError):  # the buffer may not fit either (a full disk)
+                file.close()
             assert self._temporary is not None
             self._temporary.unlink(missing_ok=True)
