@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +26,7 @@ from websockets.sync.client import connect  # noqa: E402
 
 from csr_marl.serve.client import ContactCenterClient, ToolCallAction  # noqa: E402
 
-from serve_helpers import Served, request, running_server  # noqa: E402
+from serve_helpers import ROOT, Served, free_port, request, running_server  # noqa: E402
 
 TOKEN = "a-test-token-of-enough-length"
 RUNAWAY = {  # no resolver turn ever comes: before the budget, this reset simulated ~1.7 M tickets
@@ -207,3 +210,44 @@ def test_the_bearer_token_guards_every_route_and_the_handshake(tmp_path: Path) -
 
         result = asyncio.run(play())
         assert result.observation.error and "is not a tool" in result.observation.error
+
+
+# --- the Dockerfile ---------------------------------------------------------------------------------
+def dockerfile_instruction(name: str) -> str:
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    (line,) = [line for line in text.splitlines() if line.startswith(name + " ")]
+    return line[len(name) + 1:].strip()
+
+
+def test_the_dockerfile_runs_as_a_numeric_user_with_an_exec_form_healthcheck(tmp_path: Path) -> None:
+    user = dockerfile_instruction("USER")
+    assert all(part.isdigit() and int(part) > 0 for part in user.split(":")), user
+    probe = json.loads(dockerfile_instruction("HEALTHCHECK").split(" CMD ", 1)[1])  # exec form: a JSON array
+    assert isinstance(probe, list) and probe[0] == "python"
+    with running_server(tmp_path / "log", ["--scenario", "tasks/resolve", "--auth-token", TOKEN], token=TOKEN) as served:
+        port = served.url.rsplit(":", 1)[1]
+        env = {**os.environ, "PORT": port}
+        assert subprocess.run(probe, env=env, capture_output=True, timeout=30).returncode != 0  # no token: 401
+        env["CSR_MARL_AUTH_TOKEN"] = TOKEN
+        healthy = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=30)
+        assert healthy.returncode == 0, healthy.stderr
+
+
+def test_the_port_comes_from_the_environment(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "PORT": str(port)}
+    process = subprocess.Popen([sys.executable, "-m", "csr_marl", "serve", "--scenario", "tasks/resolve", "--log-level", "warning"],
+                               env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if request(f"http://127.0.0.1:{port}/health", timeout=5)[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, "no server on $PORT"
+            time.sleep(0.2)
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
