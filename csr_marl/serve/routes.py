@@ -30,6 +30,7 @@ from .models import ToolCallAction
 
 log = logging.getLogger("csr_marl.serve")
 _FRAME_DEPTH = 12  # the deepest JSON a frame may nest: a reset with overrides needs about five
+_ERROR_PAUSE_SECONDS = 0.05  # an error reply waits this long: a client spamming junk gets 20 answers a second
 REPLACED = ("/ws", "/reset", "/step")  # the framework's own versions of these are removed
 
 
@@ -197,4 +198,5 @@ async def _stateless(request: Request, factory: Callable[[], ContactCenterEnviro
 
 
 async def _send_error(websocket: WebSocket, message: str, code: str) -> None:
+    await asyncio.sleep(_ERROR_PAUSE_SECONDS)  # costs the server nothing, and paces a client that sends junk
     await websocket.send_text(WSErrorResponse(data={"message": short(message), "code": code}).model_dump_json())

@@ -228,6 +228,8 @@ def read_json(
 
 def _bracket_depth(text: str, limit: int) -> int:
     """The deepest ``[``/``{`` nesting in JSON text, outside strings (checked before parsing it)."""
+    if text.count("[") + text.count("{") <= limit:  # the usual case, at C speed: no deeper than that
+        return 0
     depth = deepest = 0
     in_string = escaped = False
     for char in text:
