@@ -35,6 +35,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -58,13 +59,15 @@ ATTACKS = ("runaway_ws", "runaway_http", "runaway_then_leave", "oversized_frame"
 class Server:
     """`python -m csr_marl serve` on a free port, with RSS and CPU sampled from /proc."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self, args: list[str], log: Path) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         command = [sys.executable, "-m", "csr_marl", "serve", "--port", str(self.port), "--scenario", SCENARIO,
                    "--log-level", "warning", *args]
-        self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.log = log
+        with log.open("w") as out:  # a file, not a pipe: a pipe nobody reads would stall the server
+            self.process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
         self.url = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 60
         while True:
@@ -73,7 +76,7 @@ class Server:
                 break
             except (urllib.error.URLError, ConnectionError):
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"the server did not start: {self.process.stderr.read().decode()[-2000:]}")
+                    raise SystemExit(f"the server did not start: {log.read_text()[-2000:]}")
                 time.sleep(0.2)
         self.peak_rss = self.rss()
         self.start_rss = self.peak_rss
@@ -198,8 +201,8 @@ def attack_process(url: str, hostile_count: int, attacks: list[str], stop: Any, 
 
 
 # --- a run --------------------------------------------------------------------------------------
-def run(clients: int, days: int, hostile_count: int, attacks: list[str], max_seconds: float) -> dict[str, Any]:
-    server = Server([])
+def run(clients: int, days: int, hostile_count: int, attacks: list[str], max_seconds: float, log: Path) -> dict[str, Any]:
+    server = Server([], log)
     manager = multiprocessing.Manager()
     stop = manager.Event()
     counts = manager.dict(dict.fromkeys(ATTACKS, 0))
@@ -232,9 +235,9 @@ def run(clients: int, days: int, hostile_count: int, attacks: list[str], max_sec
     }
 
 
-def memory_per_session(sessions: int, scenario: str) -> dict[str, float]:
+def memory_per_session(sessions: int, scenario: str, log: Path) -> dict[str, float]:
     """Server RSS with ``sessions`` idle sessions, each after one reset, against none."""
-    server = Server(["--max-sessions", str(sessions)])
+    server = Server(["--max-sessions", str(sessions)], log)
 
     async def hold() -> float:
         clients = [ContactCenterClient(base_url=server.url, message_timeout_s=120) for _ in range(sessions)]
@@ -311,11 +314,16 @@ def main() -> None:
     args = parser.parse_args()
     runs = []
     for hostile_count in (0, args.hostile):
-        result = run(args.clients, args.days, hostile_count, args.attacks.split(","), args.max_seconds)
+        log = Path(tempfile.gettempdir()) / f"server_load_{os.getpid()}_{hostile_count}.log"
+        result = run(args.clients, args.days, hostile_count, args.attacks.split(","), args.max_seconds, log)
+        result["server_log_lines"] = len(log.read_text().splitlines())
+        log.unlink()
         runs.append(result)
         shown = {k: v for k, v in result.items() if k != "errors"}
         print(json.dumps(shown), f"errors={len(result['errors'])}", *result["errors"][:5], sep="\n", flush=True)
-    memory = [memory_per_session(args.sessions, scenario) for scenario in (SCENARIO, "standard_day")] if args.sessions else []
+    memory_log = Path(tempfile.gettempdir()) / f"server_load_{os.getpid()}_memory.log"
+    memory = [memory_per_session(args.sessions, scenario, memory_log) for scenario in (SCENARIO, "standard_day")] if args.sessions else []
+    memory_log.unlink(missing_ok=True)
     for line in memory:
         print(json.dumps(line), flush=True)
     text = page(args, runs, memory)
