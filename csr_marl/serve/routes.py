@@ -118,6 +118,7 @@ async def _serve_session(websocket: WebSocket, env: ContactCenterEnvironment, wo
         await asyncio.wait({running, waiting}, return_when=asyncio.FIRST_COMPLETED)
         if waiting.done() and waiting.result()["type"] == "websocket.disconnect":
             env.stop.set()
+            running.add_done_callback(_settled)  # it ends at its next ticket; nobody waits for it
             raise _Left
         try:
             observation = await running
@@ -129,6 +130,12 @@ async def _serve_session(websocket: WebSocket, env: ContactCenterEnvironment, wo
             await _send_error(websocket, f"{kind}: internal error (logged on the server)", "EXECUTION_ERROR")
             continue
         await websocket.send_text(WSObservationResponse(data=serialize_observation(observation)).model_dump_json())
+
+
+def _settled(future: asyncio.Future[Any]) -> None:
+    """Collect the outcome of a call whose client left (its budget error is expected, not news)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _message(frame: dict[str, Any]) -> dict[str, Any] | str:
