@@ -283,6 +283,8 @@ def page(args: argparse.Namespace, runs: list[dict[str, Any]], memory: list[dict
                     f"{m['per_session_mb']:.2f} |" for m in memory)
     verdict = "met" if ratio <= 2.0 and not errors else "NOT met"
     peak = max(r["peak_rss_mb"] for r in runs)
+    loads = [load for r in runs for load in (r["load_before"], r["load_after"])]
+    low, high = min(loads), max(loads)
     return f"""# Server under load and attack
 
 {args.clients} well-behaved clients (the framework's async client, one asyncio loop in one process) each play
@@ -290,9 +292,9 @@ def page(args: argparse.Namespace, runs: list[dict[str, Any]], memory: list[dict
 with its default limits (64 sessions; per call at most 5,000 tickets and 10 s), alone and then beside
 {args.hostile} hostile clients in another process looping runaway resets (WebSocket, HTTP, and sent-then-left),
 2 MB frames and malformed frames; {args.rounds} such pairs, alternating. Server, well-behaved clients and hostile
-clients share one machine: {platform.machine()}, {os.cpu_count()} CPUs, busy with other work the whole time (the
-load average before / after each run is in the table: around 10 on 2 CPUs, so every process got a
-fraction of a core and the latencies below are mostly queueing for a CPU). Python {platform.python_version()}.
+clients share one machine: {platform.machine()}, {os.cpu_count()} CPUs, busy with other work the whole time (load
+average {low:.0f} to {high:.0f} on {os.cpu_count()} CPUs, before / after each run in the table: every process got a
+fraction of a core, and the latencies below are mostly queueing for a CPU). Python {platform.python_version()}.
 
 | round | run | hostile clients | well-behaved steps | median step (ms) | p99 step (ms) | errors (well-behaved) | server RSS start → peak (MB) | server CPU (s) | wall (s) | load avg before / after | exit after SIGTERM (s) |
 |---|---|---|---|---|---|---|---|---|---|---|---|
