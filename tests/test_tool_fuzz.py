@@ -147,3 +147,27 @@ def test_text_env_refuses_a_hundred_thousand_brackets() -> None:
 
 def test_agent_reply_of_a_hundred_thousand_brackets_is_no_call() -> None:
     assert tool_call_of(types.SimpleNamespace(tool_calls=None, content="[" * 100_000)) is None
+
+
+def test_csr_marl_agent_survives_a_model_that_answers_brackets(tmp_path) -> None:
+    """The model answers ``"[" * 100000`` as content and as a tool call's arguments: refusals, exit 0."""
+    import subprocess
+    import sys
+
+    from chat_server import ChatServer, Reply
+
+    replies = iter(range(10**6))
+
+    def brackets(body: dict) -> Reply:
+        return Reply(content="[" * 100_000) if next(replies) % 2 else Reply(tool="check_payment", arguments="[" * 100_000)
+
+    with ChatServer(brackets) as server:
+        done = subprocess.run(
+            [sys.executable, "-c", "from csr_marl.cli import app; app()", "agent", "tasks/resolve", "--roles", "resolver",
+             "--base-url", server.url, "--model", "m", "--retries", "0", "--episodes", "1", "--max-turns", "6",
+             "--out", str(tmp_path / "out")],
+            capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    steps = [line for line in done.stdout.splitlines() if line.startswith("[STEP]")]
+    assert steps and all("error=" in line and "error=null" not in line for line in steps), steps[:3]

@@ -17,7 +17,7 @@ import hmac
 import json
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,7 @@ class ServerLimits:
     max_seconds_per_call: float = 10.0
     max_message_bytes: int = 1 << 20
     idle_seconds: float = 600.0
-    auth_token: str | None = None
+    auth_token: str | None = field(default=None, repr=False)  # never in a log line
 
     def __post_init__(self) -> None:
         checks = (
