@@ -44,6 +44,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     assert "Traceback" not in log.read_text(), log.read_text()
 
 
+@pytest.fixture(scope="module")
+def resolve_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    log = tmp_path_factory.mktemp("resolve") / "server.log"
+    with running_server(log, ["--scenario", "tasks/resolve"]) as served:
+        yield served
+    assert "Traceback" not in log.read_text(), log.read_text()
+
+
+@pytest.fixture(scope="module")
+def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    log = tmp_path_factory.mktemp("token") / "server.log"
+    with running_server(log, ["--scenario", "tasks/resolve", "--auth-token", TOKEN], token=TOKEN) as served:
+        yield served
+
+
 def ws_call(served: Served, *messages: dict[str, Any] | str | bytes, headers: dict[str, str] | None = None,
             timeout: float = 60) -> list[dict[str, Any]]:
     """Send each message on one WebSocket session and read one reply to each."""
@@ -180,10 +195,9 @@ def test_an_oversized_frame_closes_only_that_connection(server: Served) -> None:
 # --- 3. a malformed tool call over the network is a refusal, not EXECUTION_ERROR ---------------------
 @pytest.mark.parametrize("arguments", ["[" * 100_000, {"amount": 10**400}, '{"amount": ' + "1" * 5000 + "}"],
                          ids=["brackets", "huge-int", "long-digits"])
-def test_a_malformed_tool_call_is_a_refusal_over_the_websocket(tmp_path: Path, arguments: Any) -> None:
-    with running_server(tmp_path / "log", ["--scenario", "tasks/resolve"]) as served:
-        replies = ws_call(served, {"type": "reset", "data": {"seed": 1}},
-                          {"type": "step", "data": {"tool": "initiate_refund", "arguments": arguments}})
+def test_a_malformed_tool_call_is_a_refusal_over_the_websocket(resolve_server: Served, arguments: Any) -> None:
+    replies = ws_call(resolve_server, {"type": "reset", "data": {"seed": 1}},
+                      {"type": "step", "data": {"tool": "initiate_refund", "arguments": arguments}})
     refused = replies[1]
     assert refused["type"] == "observation", refused
     observation = refused["data"]["observation"]
@@ -191,25 +205,25 @@ def test_a_malformed_tool_call_is_a_refusal_over_the_websocket(tmp_path: Path, a
 
 
 # --- 1b. the bearer token ---------------------------------------------------------------------------
-def test_the_bearer_token_guards_every_route_and_the_handshake(tmp_path: Path) -> None:
-    with running_server(tmp_path / "log", ["--scenario", "tasks/resolve", "--auth-token", TOKEN], token=TOKEN) as served:
-        good = {"Authorization": f"Bearer {TOKEN}"}
-        for route in ("/health", "/metadata", "/schema", "/state"):
-            assert request(f"{served.url}{route}")[0] == 401
-            assert request(f"{served.url}{route}", headers={"Authorization": "Bearer wrong-token-xxxxxxxx"})[0] == 401
-            assert request(f"{served.url}{route}", headers=good)[0] == 200
-        assert request(f"{served.url}/reset", {"seed": 0})[0] == 401
-        assert request(f"{served.url}/reset", {"seed": 0}, headers=good)[0] == 200
-        with pytest.raises(InvalidStatus):
-            ws_call(served, {"type": "reset", "data": {}})
+def test_the_bearer_token_guards_every_route_and_the_handshake(token_server: Served) -> None:
+    served = token_server
+    good = {"Authorization": f"Bearer {TOKEN}"}
+    for route in ("/health", "/metadata", "/schema", "/state"):
+        assert request(f"{served.url}{route}")[0] == 401
+        assert request(f"{served.url}{route}", headers={"Authorization": "Bearer wrong-token-xxxxxxxx"})[0] == 401
+        assert request(f"{served.url}{route}", headers=good)[0] == 200
+    assert request(f"{served.url}/reset", {"seed": 0})[0] == 401
+    assert request(f"{served.url}/reset", {"seed": 0}, headers=good)[0] == 200
+    with pytest.raises(InvalidStatus):
+        ws_call(served, {"type": "reset", "data": {}})
 
-        async def play() -> Any:
-            async with ContactCenterClient(base_url=served.url, headers=good) as client:
-                result = await client.reset(seed=0)
-                return await client.step(ToolCallAction(tool="no_such_tool", arguments={}))
+    async def play() -> Any:
+        async with ContactCenterClient(base_url=served.url, headers=good) as client:
+            await client.reset(seed=0)
+            return await client.step(ToolCallAction(tool="no_such_tool", arguments={}))
 
-        result = asyncio.run(play())
-        assert result.observation.error and "is not a tool" in result.observation.error
+    result = asyncio.run(play())
+    assert result.observation.error and "is not a tool" in result.observation.error
 
 
 # --- the Dockerfile ---------------------------------------------------------------------------------
@@ -219,18 +233,17 @@ def dockerfile_instruction(name: str) -> str:
     return line[len(name) + 1:].strip()
 
 
-def test_the_dockerfile_runs_as_a_numeric_user_with_an_exec_form_healthcheck(tmp_path: Path) -> None:
+def test_the_dockerfile_runs_as_a_numeric_user_with_an_exec_form_healthcheck(token_server: Served) -> None:
     user = dockerfile_instruction("USER")
     assert all(part.isdigit() and int(part) > 0 for part in user.split(":")), user
     probe = json.loads(dockerfile_instruction("HEALTHCHECK").split(" CMD ", 1)[1])  # exec form: a JSON array
     assert isinstance(probe, list) and probe[0] == "python"
-    with running_server(tmp_path / "log", ["--scenario", "tasks/resolve", "--auth-token", TOKEN], token=TOKEN) as served:
-        port = served.url.rsplit(":", 1)[1]
-        env = {**os.environ, "PORT": port}
-        assert subprocess.run(probe, env=env, capture_output=True, timeout=30).returncode != 0  # no token: 401
-        env["CSR_MARL_AUTH_TOKEN"] = TOKEN
-        healthy = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=30)
-        assert healthy.returncode == 0, healthy.stderr
+    port = token_server.url.rsplit(":", 1)[1]
+    env = {**os.environ, "PORT": port}
+    assert subprocess.run(probe, env=env, capture_output=True, timeout=30).returncode != 0  # no token: 401
+    env["CSR_MARL_AUTH_TOKEN"] = TOKEN
+    healthy = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=30)
+    assert healthy.returncode == 0, healthy.stderr
 
 
 def test_the_port_comes_from_the_environment(tmp_path: Path) -> None:
