@@ -156,3 +156,12 @@ def test_agent_timeout_bounds_a_reply_that_trickles(tmp_path: Path) -> None:
     # The whole reply would take over 150 s at one byte per 0.5 s; the request ends at its timeout.
     assert done.returncode != 0 and "did not answer within 3 s" in output and "Traceback" not in output, output[-2000:]
     assert took < 60, took
+
+
+def test_invalid_utf8_in_an_arrival_trace_names_the_file(tmp_path: Path) -> None:
+    from csr_marl.config.loading import read_trace
+
+    path = tmp_path / "arrivals.csv"
+    path.write_bytes(b"arrival_minute\n1.0\n\xff2.0\n")
+    with pytest.raises(ScenarioError, match="arrivals.csv: not UTF-8"):
+        read_trace(str(path))

@@ -195,7 +195,7 @@ def _resolve(relative: str, base: Path | None, what: str) -> Path:
     raise ScenarioError(f"{what}: file not found: {relative!r}")
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=8)
 def load_ticket_bank(path: str) -> TicketBank:
     """Load and validate a ticket bank YAML file (cached per path)."""
     file = Path(path)
@@ -217,6 +217,19 @@ def read_trace(path: str) -> tuple[float, ...]:
     file = Path(path)
     if not file.is_file():
         raise ScenarioError(f"arrival trace not found: {path}")
+    try:
+        times = _trace_times(file)
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"arrival trace {file}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ScenarioError(f"arrival trace {file}: cannot be read ({exc.strerror or exc})") from None
+    if not times:
+        raise ScenarioError(f"arrival trace {file.name}: no arrival times")
+    return tuple(times)
+
+
+def _trace_times(file: Path) -> list[float]:
+    """The arrival minutes of a trace file, checked line by line (see :func:`read_trace`)."""
     times: list[float] = []
     with open(file, encoding="utf-8", newline="") as handle:
         for number, row in enumerate(csv.reader(handle), start=1):
@@ -236,6 +249,4 @@ def read_trace(path: str) -> tuple[float, ...]:
                     f"arrival trace {file.name}, line {number}: {value} is negative or out of order"
                 )
             times.append(value)
-    if not times:
-        raise ScenarioError(f"arrival trace {file.name}: no arrival times")
-    return tuple(times)
+    return times
