@@ -25,7 +25,7 @@ def serve_command(
     ),
     max_sessions: int = typer.Option(
         64, "--max-sessions",
-        help="Concurrent sessions: WebSocket clients plus running HTTP /reset and /step calls (about 8 MB each).",
+        help="Concurrent sessions: WebSocket clients plus running HTTP /reset and /step calls (under 1 MB each).",
     ),
     max_tickets: int = typer.Option(
         5_000, "--max-tickets-per-call", help="Work budget: tickets one reset or step may simulate before it is stopped.",
