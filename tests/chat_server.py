@@ -55,10 +55,14 @@ class ChatServer:
     """A threaded HTTP server on a free port of 127.0.0.1; use as a context manager.
 
     ``reject_required``: answer HTTP 400 to ``tool_choice="required"``, as servers without support do.
+    ``trickle``: send each reply's body one byte every ``trickle`` seconds (a server that stalls).
     """
 
-    def __init__(self, script: Script, *, model: str = "scripted-model", reject_required: bool = False) -> None:
+    def __init__(
+        self, script: Script, *, model: str = "scripted-model", reject_required: bool = False, trickle: float = 0.0
+    ) -> None:
         self.script = script
+        self.trickle = trickle
         self.model = model
         self.reject_required = reject_required
         self.requests: list[dict[str, Any]] = []
@@ -157,7 +161,14 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if server.trickle:
+                    self.wfile.flush()
+                    for byte in range(len(data)):
+                        self.wfile.write(data[byte:byte + 1])
+                        self.wfile.flush()
+                        time.sleep(server.trickle)
+                else:
+                    self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test)
 

@@ -37,7 +37,7 @@ def test_a_rejected_log_path_keeps_the_file(tmp_path: Path) -> None:
 def test_a_rejected_policy_keeps_an_existing_log(tmp_path: Path) -> None:
     keep = tmp_path / "keep.csv"
     keep.write_text("".join(f"{i}\n" for i in range(642)))
-    line = one_error_line(runner.invoke(app, ["simulate", "mmc", "--log", str(keep), "--policy", "nosuch"]))
+    line = one_error_line(runner.invoke(app, ["simulate", "mmc", "--log", str(keep), "--force", "--policy", "nosuch"]))
     assert "nosuch" in line
     assert len(keep.read_text().splitlines()) == 642
     assert [p.name for p in tmp_path.iterdir()] == ["keep.csv"]  # no temporary file left behind

@@ -44,7 +44,7 @@ def agent_command(
     temperature: Optional[float] = typer.Option(None, "--temperature", help="Sampling temperature \\[default: the server's]; above 0 for tries to differ."),
     grade_threshold: float = typer.Option(0.25, "--grade-threshold", help="Least reply grade (of 0.5) for a resolved ticket to count as a success."),
     episode_bar: float = typer.Option(1.0, "--episode-bar", help="Share of its tickets that must succeed for an episode to succeed."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds to wait for each model reply."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds each model request may take as a whole (connecting, a reply that trickles in, retries)."),
     retries: int = typer.Option(2, "--retries", help="Retries of a request on transport errors and 429/5xx."),
     judge_model: Optional[str] = typer.Option(
         None, "--judge-model",

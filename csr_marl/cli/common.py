@@ -27,13 +27,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import typer
-import yaml
 from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..config.loading import ScenarioError
+from ..config.loading import ScenarioError, parse_yaml
 from ..sim.kpis import kpi_definitions
 from ..whatif.baselines import HEADLINE, BaselineRow, plus_minus
 from ..whatif.store import json_safe
@@ -164,13 +163,16 @@ def describe_os_error(error: OSError) -> str:
     return str(error.strerror or error)
 
 
-def check_output_file(path: Path, option: str, suffixes: Sequence[str] = ()) -> Path:
-    """Refuse, before any work, an output file that cannot be written (its folder missing or read-only)."""
+def check_output_file(path: Path, option: str, suffixes: Sequence[str] = (), *, replace: bool = True) -> Path:
+    """Refuse, before any work, an output file that cannot be written (its folder missing or read-only),
+    or, without ``replace``, one that exists already (the caller's ``--force`` replaces it)."""
     path = Path(path)
     if suffixes and path.suffix not in suffixes:
         raise UsageError(f"{option} {path}: use a {' or '.join(suffixes)} file")
     if path.is_dir():
         raise UsageError(f"{option} {path}: is a folder, expected a file")
+    if not replace and path.exists():
+        raise UsageError(f"{option} {path}: exists already; choose a new file, or pass --force to replace it")
     _probe_folder(path.parent if str(path.parent) else Path("."), f"{option} {path}")
     return path
 
@@ -214,9 +216,9 @@ def parse_key_values(items: Iterable[str] | None, option: str, example: str) -> 
         if not sep or not key.strip():
             raise UsageError(f"{option} {item!r}: expected KEY=VALUE, e.g. {example}")
         try:
-            values[key.strip()] = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError:
-            raise UsageError(f"{option} {item!r}: the value is not valid YAML") from None
+            values[key.strip()] = parse_yaml(raw, f"{option} {key.strip()}") if raw.strip() else None
+        except ScenarioError as exc:
+            raise UsageError(str(exc)) from None
     return values
 
 

@@ -14,7 +14,7 @@ from .common import UsageError, console, friendly_errors, parse_sets
 @friendly_errors
 def serve_command(
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on (0.0.0.0 for every interface)."),
-    port: int = typer.Option(8000, "--port", help="TCP port."),
+    port: int = typer.Option(8000, "--port", envvar="PORT", help="TCP port (default: $PORT when set, as on a Hugging Face Space, else 8000)."),
     scenario: str = typer.Option("standard_day", "--scenario", help="Default scenario of a session (name or YAML path)."),
     roles: str = typer.Option(
         "resolver", "--roles", help="Roles the client plays by default, comma-separated: triage,resolver,escalation."
@@ -23,15 +23,36 @@ def serve_command(
         "heuristic", "--colleagues",
         help="Built-in policy for the other roles (heuristic, random, fifo, escalate_all), or ROLE=POLICY,... per role.",
     ),
-    max_sessions: int = typer.Option(8, "--max-sessions", help="Concurrent WebSocket sessions (one simulation each)."),
+    max_sessions: int = typer.Option(
+        64, "--max-sessions",
+        help="Concurrent sessions: WebSocket clients plus running HTTP /reset and /step calls (under 1 MB each).",
+    ),
+    max_tickets: int = typer.Option(
+        5_000, "--max-tickets-per-call", help="Work budget: tickets one reset or step may simulate before it is stopped.",
+    ),
+    max_seconds: float = typer.Option(
+        10.0, "--max-seconds-per-call", help="Work budget: wall-clock seconds one reset or step may run before it is stopped.",
+    ),
+    max_message_bytes: int = typer.Option(
+        1 << 20, "--max-message-bytes", help="Largest WebSocket frame or HTTP body read (a larger frame closes the connection).",
+    ),
+    idle_seconds: float = typer.Option(600.0, "--idle-seconds", help="A WebSocket session idle this long is closed."),
+    auth_token: Optional[str] = typer.Option(
+        None, "--auth-token", envvar="CSR_MARL_AUTH_TOKEN", show_default=False,
+        help="Require 'Authorization: Bearer TOKEN' on every route and WebSocket handshake (or set $CSR_MARL_AUTH_TOKEN).",
+    ),
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE in the default scenario; repeatable."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level: critical, error, warning, info, debug."),
 ) -> None:
     """Serve the contact center to OpenEnv clients: text turns in, tool calls out, over a WebSocket per session."""
     if not 1 <= port <= 65535:
         raise UsageError(f"--port {port}: use a port from 1 to 65535")
-    if max_sessions < 1:
-        raise UsageError(f"--max-sessions {max_sessions}: at least one session")
+    from ..serve.guard import ServerLimits
+
+    try:
+        limits = ServerLimits(max_sessions, max_tickets, max_seconds, max_message_bytes, idle_seconds, auth_token or None)
+    except ValueError as exc:
+        raise UsageError(f"--{exc}") from None
     if log_level not in ("critical", "error", "warning", "info", "debug"):
         raise UsageError(f"--log-level {log_level!r}: use critical, error, warning, info or debug")
     played = parse_roles(roles)
@@ -45,11 +66,13 @@ def serve_command(
         raise UsageError(str(exc)) from None
     from ..serve.app import create_server_app, run_server
 
-    app = create_server_app(scenario, played, others, overrides=overrides, max_sessions=max_sessions)
+    app = create_server_app(scenario, played, others, overrides=overrides, limits=limits)
     _check_port_free(host, port)
     console.print(
         f"csr_marl OpenEnv server on http://{host}:{port} · scenario {scenario} · client plays {', '.join(played)} · "
-        f"colleagues {colleagues} · up to {max_sessions} sessions (Ctrl-C stops it)",
+        f"colleagues {colleagues} · up to {max_sessions} sessions · per call at most {max_tickets} tickets and "
+        f"{max_seconds:g} s · {'bearer token required' if auth_token else 'no token: anyone who can reach it may use it'} "
+        "(Ctrl-C stops it)",
         highlight=False, soft_wrap=True,
     )
     run_server(app, host=host, port=port, log_level=log_level)

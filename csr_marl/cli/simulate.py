@@ -51,7 +51,8 @@ def simulate_command(
     seed: int = typer.Option(0, "--seed", "-s", help="Root seed; same seed, same result."),
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE (dotted path, YAML value); repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print all KPIs and breakdowns as strict JSON (a KPI not measured is null)."),
-    log: Optional[Path] = typer.Option(None, "--log", help="Write a per-contact log (.csv or .jsonl)."),
+    log: Optional[Path] = typer.Option(None, "--log", help="Write a per-contact log (.csv or .jsonl); a new file."),
+    force: bool = typer.Option(False, "--force", help="Replace the --log file if it exists."),
     interval: Optional[int] = typer.Option(None, "--interval", help="Interval KPIs every 15, 30 or 60 minutes (service_level.interval_minutes). \\[default: the scenario's, 30]"),
 ) -> None:
     """Run one episode with a built-in or trained policy and print the KPI table and the interval table."""
@@ -61,7 +62,7 @@ def simulate_command(
     scn = load_scenario(scenario, overrides)
     chosen = policy_from_option(policy, scn)
     if log is not None:
-        check_output_file(log, "--log", TicketLog.SUFFIXES)
+        check_output_file(log, "--log", TicketLog.SUFFIXES, replace=force)
     result = simulate(scn, policy=chosen, seed=seed, log=log or False)
     if as_json:
         payload = {

@@ -21,6 +21,14 @@ _DIST_TAGS = {"exponential", "lognormal", "gamma", "deterministic", "empirical"}
 
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when libyaml is there
 
+#: How deeply YAML may nest (a scenario needs about six levels; the parser's own recursion, in C or
+#: Python, must never be what stops a file).
+MAX_YAML_DEPTH = 64
+#: How many aliases (``*name``) YAML may use: a few are handy, thousands are an expansion bomb.
+MAX_YAML_ALIASES = 1_000
+#: The largest scenario or ticket bank file read (the shipped bank is under 0.1 MB).
+MAX_YAML_BYTES = 10 * 2**20
+
 
 class ScenarioError(ValueError):
     """A scenario, override or ticket bank is malformed; the message names the field and value."""
@@ -61,12 +69,40 @@ def _find(name_or_path: str | os.PathLike[str]) -> Path:
     )
 
 
-def _read_yaml(path: Path, what: str) -> Any:
+def read_yaml_file(path: Path, what: str) -> Any:
+    """A YAML file read within bounds; any failure is a :class:`ScenarioError` naming the file."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=_SafeLoader)
+        size = path.stat().st_size
+        if size > MAX_YAML_BYTES:
+            raise ScenarioError(f"{what} {path}: {size / 2**20:.1f} MB, over the {MAX_YAML_BYTES // 2**20} MB a file may have")
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{what} {path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ScenarioError(f"{what} {path}: cannot be read ({exc.strerror or exc})") from None
+    return parse_yaml(text, f"{what} {path.name}")
+
+
+def parse_yaml(text: str, what: str) -> Any:
+    """YAML text read safely and within bounds (nesting depth, aliases); a :class:`ScenarioError`
+    whose one line starts with ``what`` otherwise -- never a ``RecursionError`` or a crash."""
+    depth = deepest = aliases = 0
+    try:
+        for event in yaml.parse(text, Loader=_SafeLoader):  # libyaml's parser keeps its own stack
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                deepest = max(deepest, depth)
+                if deepest > MAX_YAML_DEPTH:
+                    raise ScenarioError(f"{what}: nested deeper than {MAX_YAML_DEPTH} levels")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            elif isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_YAML_ALIASES:
+                    raise ScenarioError(f"{what}: more than {MAX_YAML_ALIASES} aliases")
+        return yaml.load(text, Loader=_SafeLoader)
     except yaml.YAMLError as exc:
-        raise ScenarioError(f"{what} {path.name}: not valid YAML: {exc}") from None
+        raise ScenarioError(f"{what}: not valid YAML: {' '.join(str(exc).split())}") from None
 
 
 def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -120,7 +156,7 @@ def load_scenario(
         label = name_or_path.name
     else:
         path = _find(name_or_path)
-        raw = _read_yaml(path, "scenario")
+        raw = read_yaml_file(path, "scenario")
         if not isinstance(raw, dict):
             raise ScenarioError(f"scenario {path.name}: expected a mapping at the top level")
         base = path.parent
@@ -159,13 +195,13 @@ def _resolve(relative: str, base: Path | None, what: str) -> Path:
     raise ScenarioError(f"{what}: file not found: {relative!r}")
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=8)
 def load_ticket_bank(path: str) -> TicketBank:
     """Load and validate a ticket bank YAML file (cached per path)."""
     file = Path(path)
     if not file.is_file():
         raise ScenarioError(f"ticket bank not found: {path}")
-    raw = _read_yaml(file, "ticket bank")
+    raw = read_yaml_file(file, "ticket bank")
     try:
         return TicketBank.model_validate(raw)
     except ValidationError as exc:
@@ -181,6 +217,19 @@ def read_trace(path: str) -> tuple[float, ...]:
     file = Path(path)
     if not file.is_file():
         raise ScenarioError(f"arrival trace not found: {path}")
+    try:
+        times = _trace_times(file)
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"arrival trace {file}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ScenarioError(f"arrival trace {file}: cannot be read ({exc.strerror or exc})") from None
+    if not times:
+        raise ScenarioError(f"arrival trace {file.name}: no arrival times")
+    return tuple(times)
+
+
+def _trace_times(file: Path) -> list[float]:
+    """The arrival minutes of a trace file, checked line by line (see :func:`read_trace`)."""
     times: list[float] = []
     with open(file, encoding="utf-8", newline="") as handle:
         for number, row in enumerate(csv.reader(handle), start=1):
@@ -200,6 +249,4 @@ def read_trace(path: str) -> tuple[float, ...]:
                     f"arrival trace {file.name}, line {number}: {value} is negative or out of order"
                 )
             times.append(value)
-    if not times:
-        raise ScenarioError(f"arrival trace {file.name}: no arrival times")
-    return tuple(times)
+    return times

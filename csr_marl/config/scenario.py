@@ -22,6 +22,9 @@ class ScenarioWarning(UserWarning):
 #: The most tickets one run may generate (about an hour of simulation on one core): more is refused at
 #: validation rather than left to run for days.
 MAX_EXPECTED_ARRIVALS = 20_000_000
+#: The most staff one role may have at any time: every staff member is an agent with its own slot in
+#: the environments, and a billion of them would exhaust memory before the first ticket.
+MAX_HEADCOUNT = 1_000
 
 
 class _Frozen(BaseModel):
@@ -236,16 +239,16 @@ class ShiftChange(_Frozen):
     """From ``at_minute`` on, the given roles have the given headcount (others unchanged)."""
 
     at_minute: float = Field(ge=0)
-    triage: int | None = Field(default=None, ge=0)
-    resolver: int | None = Field(default=None, ge=0)
-    escalation: int | None = Field(default=None, ge=0)
+    triage: int | None = Field(default=None, ge=0, le=MAX_HEADCOUNT)
+    resolver: int | None = Field(default=None, ge=0, le=MAX_HEADCOUNT)
+    escalation: int | None = Field(default=None, ge=0, le=MAX_HEADCOUNT)
 
 
 class Staffing(_Frozen):
-    triage: int = Field(default=1, ge=0)
-    resolver: int = Field(default=4, ge=0)
-    escalation: int = Field(default=1, ge=0)
-    shifts: tuple[ShiftChange, ...] = ()
+    triage: int = Field(default=1, ge=0, le=MAX_HEADCOUNT)
+    resolver: int = Field(default=4, ge=0, le=MAX_HEADCOUNT)
+    escalation: int = Field(default=1, ge=0, le=MAX_HEADCOUNT)
+    shifts: tuple[ShiftChange, ...] = Field(default=(), max_length=10_000)
 
     @model_validator(mode="after")
     def _ordered(self) -> "Staffing":

@@ -128,12 +128,16 @@ class Requirement(_Frozen):
         return bool(self.specialist)
 
 
+#: The most templates a bank may hold (the shipped bank has 72): a bank is loaded whole, and kept.
+MAX_TEMPLATES = 5_000
+
+
 class TicketBank(_Frozen):
     version: int = 1
     slots: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     fact_values: dict[str, tuple[str, ...]]
     playbook: dict[str, dict[str, PlaybookEntry]] = Field(default_factory=dict)
-    templates: tuple[Template, ...] = Field(min_length=1)
+    templates: tuple[Template, ...] = Field(min_length=1, max_length=MAX_TEMPLATES)
 
     @model_validator(mode="after")
     def _check(self) -> "TicketBank":

@@ -4,14 +4,18 @@
     app = create_server_app(scenario="tasks/resolve", roles=("resolver",), max_sessions=8)
     # uvicorn.run(app, host="127.0.0.1", port=8000)   -- or: csr-marl serve --scenario tasks/resolve
 
-Routes are the framework's: ``/ws`` (a WebSocket session per client, its own environment each),
-``/health``, ``/metadata``, ``/schema``, ``/mcp``, and the stateless ``/reset``, ``/step`` and
-``/state`` (each call builds a throwaway environment, so an episode and its state live on ``/ws``).
+Routes: ``/ws`` (a WebSocket session per client, its own environment each), ``/health``,
+``/metadata``, ``/schema``, and the stateless ``/reset``, ``/step`` and ``/state`` (each call builds a
+throwaway environment, so an episode and its state live on ``/ws``). The simulation routes are
+:mod:`.routes` (the framework's protocol, under the server's limits: :class:`~.guard.ServerLimits`);
+with ``auth_token`` every route and the WebSocket handshake need ``Authorization: Bearer TOKEN``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +28,9 @@ from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse  # noqa: E402
 
 from .environment import Colleagues, ContactCenterEnvironment, SessionDefaults, SessionOptionError  # noqa: E402
+from .guard import SERVER_STOPPING, RequestGuard, ServerLimits  # noqa: E402
 from .models import ContactCenterObservation, ContactCenterState, ToolCallAction  # noqa: E402
+from .routes import install  # noqa: E402
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -38,27 +44,36 @@ def create_server_app(
     colleagues: Colleagues = "heuristic",
     *,
     overrides: Mapping[str, Any] | None = None,
-    max_sessions: int = 8,
+    max_sessions: int | None = None,
     max_retries: int = 2,
+    limits: ServerLimits | None = None,
 ) -> "FastAPI":
     """The server app; the arguments are the defaults a client's ``reset`` may override.
 
-    The settings are checked here, by building one session: a bad scenario, role or policy name
-    raises ``ValueError`` (``ScenarioError``) before any server starts.
+    ``limits`` caps sessions and each request's work and sets the bearer token (``max_sessions``, if
+    given, replaces its session cap). The settings are checked here, by building one session: a bad
+    scenario, role or policy name raises ``ValueError`` (``ScenarioError``) before any server starts.
     """
-    if max_sessions < 1:
-        raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
+    limits = limits or ServerLimits()
+    if max_sessions is not None:
+        if max_sessions < 1:
+            raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
+        limits = dataclasses.replace(limits, max_sessions=max_sessions)
     defaults = SessionDefaults(scenario, tuple(roles), colleagues, dict(overrides or {}), max_retries)
     defaults.session(seed=0)
+    factory = functools.partial(ContactCenterEnvironment, defaults, limits)
     app = create_app(
-        functools.partial(ContactCenterEnvironment, defaults),
+        factory,
         ToolCallAction,
         ContactCenterObservation,
         env_name=ENV_NAME,
-        max_concurrent_envs=max_sessions,
+        max_concurrent_envs=limits.max_sessions,
         state_cls=ContactCenterState,
     )
+    install(app, factory, limits)
     app.add_exception_handler(SessionOptionError, _option_error)
+    app.add_middleware(RequestGuard, token=limits.auth_token, max_body_bytes=limits.max_message_bytes)
+    app.state.limits = limits
     return app
 
 
@@ -68,7 +83,27 @@ async def _option_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 def run_server(app: "FastAPI", host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
-    """Serve ``app`` with uvicorn until interrupted."""
+    """Serve ``app`` with uvicorn until SIGTERM / SIGINT, which stops every running request at once.
+
+    WebSocket frames are read up to the app's ``max_message_bytes`` (a larger one closes that
+    connection); open connections get 2 s to close after the signal.
+    """
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    limits: ServerLimits = getattr(app.state, "limits", ServerLimits())
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, ws_max_size=limits.max_message_bytes,
+        timeout_graceful_shutdown=2, ws_ping_interval=20.0, ws_ping_timeout=20.0,
+    )
+    server = uvicorn.Server(config)
+    stop = server.handle_exit
+
+    def handle_exit(sig: int, frame: Any) -> None:
+        SERVER_STOPPING.set()  # simulations running in worker threads stop at their next ticket
+        stop(sig, frame)
+
+    server.handle_exit = handle_exit  # type: ignore[method-assign]
+    SERVER_STOPPING.clear()
+    # Sessions run in threads: a 1 ms switch interval (not 5) lets a short step in between a long one's slices.
+    sys.setswitchinterval(0.001)
+    server.run()

@@ -10,13 +10,18 @@ simulation. ``reset`` starts a day; its options choose the scenario, seed, roles
 Options the client leaves out take the server's defaults (:class:`SessionDefaults`, set by
 ``csr-marl serve``). A client may choose only the scenarios shipped with csr_marl (``csr-marl
 scenarios``): a scenario given as a YAML path is the operator's choice, made when starting the server.
+Its overrides are limited to an allow-list with no path in it (:mod:`.guard`), and every ``reset``
+and ``step`` runs under the server's work budget (:class:`~.guard.ServerLimits`): a request that
+simulates too many tickets, runs too long, or whose client leaves, stops with a one-line error.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,9 +30,12 @@ import numpy as np
 from .. import __version__
 from ..config.domain import ROLES
 from ..config.loading import scenario_names
+from ..sim.work import WorkLimitReached, work_limit
 from ..text import TextSession, TextStep, Turn
+from ..text.tools import quote
 from ..whatif.store import json_safe
 from .deps import require_serve_extra
+from .guard import SERVER_STOPPING, ClientError, ServerLimits, checked_overrides, short
 
 require_serve_extra()  # one line naming the extra, not a bare ModuleNotFoundError
 
@@ -58,8 +66,12 @@ of a day carries `metadata.kpis` and `metadata.team_return`.
 """
 
 
-class SessionOptionError(ValueError):
+class SessionOptionError(ClientError):
     """A reset option the client chose cannot be used (unknown scenario, role or policy)."""
+
+
+class WorkBudgetError(ClientError):
+    """A request ran out of its work budget (or its client left); its day is over."""
 
 
 @dataclass(frozen=True)
@@ -86,10 +98,12 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
     # Each instance owns its TextSession and its random streams; nothing is shared between sessions.
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, defaults: SessionDefaults | None = None) -> None:
+    def __init__(self, defaults: SessionDefaults | None = None, limits: ServerLimits | None = None) -> None:
         super().__init__()
         # Cheap on purpose: the framework also builds a throwaway instance for each stateless HTTP call.
         self.defaults = defaults or SessionDefaults()
+        self.limits = limits or ServerLimits()
+        self.stop = threading.Event()  # set when the client leaves: the running request stops
         self._session: TextSession | None = None
         self._settings: SessionDefaults | None = None
         self._state = ContactCenterState()
@@ -109,22 +123,23 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
         """Start a day: ``seed`` (drawn at random when None, and reported in the state) and options."""
         if unknown:
             raise SessionOptionError(
-                f"reset: unknown option(s) {sorted(unknown)}; options are seed, episode_id, scenario, roles, "
+                f"reset: unknown option(s) {short(', '.join(sorted(unknown)), 80)}; options are seed, episode_id, scenario, roles, "
                 "colleagues, overrides"
             )
         if seed is not None and (type(seed) is not int or seed < 0):
-            raise SessionOptionError(f"reset: seed must be a non-negative integer, got {seed!r}")
+            raise SessionOptionError(f"reset: seed must be a non-negative integer, got {quote(seed)}")
         settings = self._settings_for(scenario, roles, colleagues, overrides)
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
-        if self._session is None or settings != self._settings:
-            try:
-                self._session = settings.session(seed)
-            except ValueError as exc:  # ScenarioError is a ValueError
-                raise SessionOptionError(f"reset: {exc}") from None
-            self._settings = settings
-        session = self._session
-        turn = session.reset(seed=seed)
+        with self._budget("reset"):
+            if self._session is None or settings != self._settings:
+                try:
+                    self._session = settings.session(seed)
+                except ValueError as exc:  # ScenarioError is a ValueError
+                    raise SessionOptionError(short(f"reset: {exc}")) from None
+                self._settings = settings
+            session = self._session
+            turn = session.reset(seed=seed)
         self._state = ContactCenterState(
             episode_id=episode_id or str(uuid.uuid4()),
             step_count=0,
@@ -142,7 +157,8 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
         if self._session is None or self._done:
             return ContactCenterObservation(done=True, reward=0.0, error="no day is running: call reset() to start one")
         self._state.step_count += 1
-        step: TextStep = self._session.step(action.tool, action.arguments)
+        with self._budget("step"):
+            step: TextStep = self._session.step(action.tool, action.arguments)
         self._done = step.done
         observation = self._observation(step.turn, reward=step.reward, info=step.info)
         if step.error is not None and observation.error is None:
@@ -171,6 +187,20 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
         self._settings = None
 
     # --- internals ------------------------------------------------------------------------------
+    @contextmanager
+    def _budget(self, call: str) -> Iterator[None]:
+        """Run ``call`` under the work budget; past it, the day ends and the client is told why."""
+        limits = self.limits
+        try:
+            with work_limit(limits.max_tickets_per_call, limits.max_seconds_per_call, (self.stop, SERVER_STOPPING)):
+                yield
+        except WorkLimitReached as exc:
+            self._session, self._settings, self._done = None, None, True  # its core stopped mid-run
+            raise WorkBudgetError(
+                f"{call} stopped: {exc} (max {limits.max_tickets_per_call} tickets and "
+                f"{limits.max_seconds_per_call:g} s per call); the day is over, call reset()"
+            ) from None
+
     def _settings_for(
         self,
         scenario: str | None,
@@ -181,7 +211,7 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
         """The defaults with the client's options applied, each checked for type and allowed values."""
         defaults = self.defaults
         if scenario is not None and scenario != defaults.scenario and scenario not in scenario_names():
-            raise SessionOptionError(f"reset: unknown scenario {scenario!r}; scenarios: {', '.join(scenario_names())}")
+            raise SessionOptionError(f"reset: unknown scenario {quote(scenario)}; scenarios: {', '.join(scenario_names())}")
         if isinstance(roles, str):
             roles = [part.strip() for part in roles.split(",") if part.strip()]
         if roles is not None and not (isinstance(roles, list) and all(isinstance(r, str) for r in roles)):
@@ -190,6 +220,8 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
             raise SessionOptionError("reset: colleagues must be a policy name or a mapping from role to policy name")
         if overrides is not None and not isinstance(overrides, Mapping):
             raise SessionOptionError("reset: overrides must be a mapping of dotted keys to values")
+        if overrides is not None:
+            overrides = checked_overrides(overrides)
         if isinstance(colleagues, Mapping):
             colleagues = dict(colleagues)
         return SessionDefaults(

@@ -43,6 +43,7 @@ from .result import SimulationResult
 from .rewards import RewardLedger, WaitingMeter
 from .staff import PICK_ACTIONS, Staff, shift_process, staff_process
 from .tickets import Ticket, TicketFactory
+from .work import charge_ticket
 
 
 class ConservationError(AssertionError):
@@ -386,6 +387,7 @@ class ContactCenter:
         self._next_arrival()
 
     def arrive(self, ticket: Ticket) -> None:
+        charge_ticket()  # a server's per-request work budget (nothing outside one)
         self.flow["arrived"] += 1
         self.kpis.arrived(ticket)
         self.enqueue(ticket, self.entry_queue)

@@ -13,6 +13,7 @@ first touch by anybody; ``*_<queue>`` each queue. :func:`kpi_definitions` states
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -397,6 +398,17 @@ def new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+def naming_file(error: OSError, path: str | Path | None) -> OSError:
+    """``error`` saying which file, when it names none (``ENOSPC`` from a write names none).
+
+    The path goes into the message (``"contacts.csv: No space left on device"``), not only into
+    ``filename``: SimPy re-raises a process's exception from its ``args``, which drop ``filename``.
+    """
+    if error.filename is not None or path is None:
+        return error
+    return type(error)(error.errno, f"{path}: {error.strerror or error}")
+
+
 class TicketLog:
     """Opt-in per-contact records, kept in memory or streamed to a CSV / JSONL file."""
 
@@ -446,24 +458,33 @@ class TicketLog:
         }
         if self.records is not None:
             self.records.append(record)
-        elif self._csv is not None:
-            self._csv.writerow(record)
-        else:
-            assert self._file is not None
-            self._file.write(json.dumps(record) + "\n")
+            return
+        try:
+            if self._csv is not None:
+                self._csv.writerow(record)
+            else:
+                assert self._file is not None
+                self._file.write(json.dumps(record) + "\n")
+        except OSError as error:  # a full disk, a file size limit: say which file
+            raise naming_file(error, self._target) from None
 
     def close(self) -> None:
         """Finish the file: it replaces the target in one rename."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
             assert self._temporary is not None and self._target is not None
-            os.replace(self._temporary, self._target)
+            try:
+                file.close()
+                os.replace(self._temporary, self._target)
+            except OSError as error:
+                self._temporary.unlink(missing_ok=True)
+                raise naming_file(error, self._target) from None
 
     def discard(self) -> None:
         """Drop an unfinished file (the run failed): the target is left as it was."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
+            with contextlib.suppress(OSError):  # the buffer may not fit either (a full disk)
+                file.close()
             assert self._temporary is not None
             self._temporary.unlink(missing_ok=True)

@@ -13,6 +13,8 @@ package (the ``llm`` extra) is imported on first use. Transport failures become 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -83,13 +85,28 @@ class Endpoint:
     def client(self) -> Any:
         """The ``openai.OpenAI`` client for this endpoint (built on first use)."""
         openai = require_openai()
-        return openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=self.max_retries)
+        import httpx
+
+        return openai.OpenAI(
+            base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=self.max_retries,
+            http_client=httpx.Client(transport=self._deadline, timeout=self.timeout),
+        )
+
+    @cached_property
+    def _deadline(self) -> Any:
+        return _deadline_transport()
 
     def complete(self, **request: Any) -> Any:
-        """One chat completion (``model`` filled in); transport and HTTP failures as :class:`EndpointError`."""
+        """One chat completion (``model`` filled in); transport and HTTP failures as :class:`EndpointError`.
+
+        ``timeout`` bounds the whole call -- connecting, a reply that trickles in byte by byte, the
+        client's retries -- not just each read.
+        """
         openai = require_openai()
+        client = self.client
+        self._deadline.start(self.timeout)
         try:
-            return self.client.chat.completions.create(model=self.model, **request)
+            return client.chat.completions.create(model=self.model, **request)
         except openai.APITimeoutError:
             raise EndpointError(f"the chat endpoint at {self.base_url} did not answer within {self.timeout:g} s") from None
         except openai.APIConnectionError as error:
@@ -101,6 +118,52 @@ class Endpoint:
             ) from None
         except openai.APIError as error:  # e.g. a body that is not a chat completion
             raise EndpointError(f"the chat endpoint at {self.base_url} sent an unusable reply: {_short(str(error))}") from None
+
+
+def _deadline_transport() -> Any:
+    """An httpx transport that ends a request at a deadline, however slowly its reply arrives."""
+    import httpx
+
+    class DeadlineStream(httpx.SyncByteStream):
+        def __init__(self, inner: Any, deadline: float, request: Any) -> None:
+            self.inner, self.deadline, self.request = inner, deadline, request
+
+        def __iter__(self) -> Any:
+            for chunk in self.inner:
+                if time.monotonic() > self.deadline:
+                    raise httpx.ReadTimeout("the reply took longer than the timeout", request=self.request)
+                yield chunk
+
+        def close(self) -> None:
+            self.inner.close()
+
+    class DeadlineTransport(httpx.BaseTransport):
+        def __init__(self) -> None:
+            self.inner = httpx.HTTPTransport()
+            self.local = threading.local()
+
+        def start(self, seconds: float) -> None:
+            self.local.deadline = time.monotonic() + seconds
+
+        def handle_request(self, request: Any) -> Any:
+            deadline = getattr(self.local, "deadline", None)
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise httpx.ConnectTimeout("no time left for the request", request=request)
+                request.extensions["timeout"] = dict.fromkeys(("connect", "read", "write", "pool"), left)
+            response = self.inner.handle_request(request)
+            if deadline is None:
+                return response
+            return httpx.Response(
+                response.status_code, headers=response.headers, extensions=response.extensions,
+                stream=DeadlineStream(response.stream, deadline, request), request=request,
+            )
+
+        def close(self) -> None:
+            self.inner.close()
+
+    return DeadlineTransport()
 
 
 def _cause(error: BaseException) -> str:

@@ -65,7 +65,6 @@ keyword (`horizon_minutes=60`, `**{"arrivals.rate_per_hour": 20}`).
 from __future__ import annotations
 
 import dataclasses
-import json
 import string
 import unicodedata
 from collections.abc import Mapping
@@ -83,7 +82,7 @@ from ..config.tickets import TicketBank
 from ..envs.common import ScenarioLike
 from ..envs.driver import agent_names
 from .session import Colleagues, TextSession, TextStep
-from .tools import ToolCallError
+from .tools import ToolCallError, quote, read_json
 
 OBSERVATION_MAX_LENGTH = 16_384
 ACTION_MAX_LENGTH = 8_192
@@ -119,14 +118,14 @@ def text_charset(bank: TicketBank) -> frozenset[str]:
 def parse_action(action: str) -> tuple[str, str | dict[str, Any] | None]:
     """``(name, arguments)`` of a JSON tool call, or :class:`ToolCallError` saying what is wrong."""
     try:
-        call = json.loads(action)
-    except json.JSONDecodeError as error:
-        raise ToolCallError(f"the action is not valid JSON ({error.msg} at position {error.pos}); {ACTION_FORMAT}") from None
+        call = read_json(action, "the action", ACTION_MAX_LENGTH, verb="is")
+    except ToolCallError as refusal:
+        raise ToolCallError(f"{refusal}; {ACTION_FORMAT}") from None
     if not isinstance(call, dict):
         raise ToolCallError(f"the action is a JSON {type(call).__name__}, not an object; {ACTION_FORMAT}")
-    unknown = sorted(set(call) - {"name", "arguments"})
+    unknown = sorted(quote(key) for key in call if key not in ("name", "arguments"))
     if unknown:
-        raise ToolCallError(f"the action has unexpected key(s) {', '.join(map(repr, unknown))}; {ACTION_FORMAT}")
+        raise ToolCallError(f"the action has unexpected key(s) {', '.join(unknown)}; {ACTION_FORMAT}")
     name = call.get("name")
     if not isinstance(name, str):
         raise ToolCallError(f'the action needs "name", the tool to call, as a string; {ACTION_FORMAT}')

@@ -23,9 +23,11 @@ from ..sim.decisions import Decision
 from .endpoint import Endpoint, EndpointError
 from .observation import ROLE_BRIEF
 from .session import Turn
+from .tools import ToolCallError, read_json
 
 LLM, HUMAN = "llm", "human"
 CHECKPOINT = "checkpoint:"
+MAX_REPLY_CHARS = 64_000  # a reply longer than this is not read as a JSON tool call
 NO_TOOL_CALL = "(no_tool_call)"  # not a tool: the session refuses it like any unusable call
 ToolCall = tuple[str, Any]  # (tool name, arguments as a JSON string or a dict)
 Player = Callable[[Turn], ToolCall]
@@ -105,8 +107,8 @@ def tool_call_of(message: Any) -> ToolCall | None:
     if content.startswith("```"):
         content = content.strip("`").removeprefix("json").strip()
     try:
-        data = json.loads(content)
-    except ValueError:
+        data = read_json(content, "the reply", MAX_REPLY_CHARS)
+    except ToolCallError:  # prose, or JSON too long, deep or odd to be a call: no call
         return None
     if isinstance(data, dict) and isinstance(data.get("name"), str):
         return data["name"], data.get("arguments", data.get("parameters"))

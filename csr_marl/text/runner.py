@@ -276,7 +276,7 @@ def _step_line(number: int, agent: str, name: str, arguments: Any, step: TextSte
     if len(args) > 80:
         args = args[:77] + "..."
     line = (
-        f"[STEP] step={number} agent={agent} tool={name} args={args} reward={step.reward:.2f} "
+        f"[STEP] step={number} agent={agent} tool={str(name)[:60]} args={args} reward={step.reward:.2f} "
         f"done={str(step.done).lower()}"
     )
     grade = step.info.get("reply_grade") if step.info else None

@@ -12,7 +12,11 @@ most open chat servers accept too):
 
 Only the tools legal now are offered. :func:`parse_call` checks a call strictly -- a tool offered now,
 arguments a JSON object with exactly the schema's keys, of the right types and values -- and returns
-the core's action index, or raises :class:`ToolCallError` with one line saying what is wrong.
+the core's action index, or raises :class:`ToolCallError` with one line saying what is wrong. Any
+input is either a call or a refusal, never another exception: a name that is not a string, arguments
+longer than :data:`MAX_ARGUMENTS_CHARS` or nested deeper than :data:`MAX_ARGUMENTS_DEPTH`, keys that
+are not strings, numbers too large for a float. A refusal quotes at most a few dozen characters of
+what it was sent.
 """
 
 from __future__ import annotations
@@ -25,6 +29,12 @@ from typing import Any
 
 from ..config.domain import CATEGORIES, PRIORITIES, ROUTES
 from ..sim.decisions import Decision, Phase, decode_triage, encode_triage
+
+#: The longest ``arguments`` JSON text read (a tool's longest argument is 4,000 characters).
+MAX_ARGUMENTS_CHARS = 16_000
+#: The deepest nesting of lists and objects read in ``arguments`` (a valid call has depth 1).
+MAX_ARGUMENTS_DEPTH = 8
+_QUOTE_CHARS = 60  # how much of a refused value a refusal quotes
 
 _TEXT = {"type": "string", "minLength": 1, "maxLength": 4000}
 _AMOUNT = {"type": "number", "minimum": 0, "description": "the amount in dollars"}
@@ -130,16 +140,19 @@ def tool_specs(decision: Decision) -> list[dict[str, Any]]:
     return [spec for spec, _ in _offered(decision).values()]
 
 
-def parse_call(decision: Decision, name: str, arguments: str | Mapping[str, Any] | None) -> ParsedCall:
-    """``name(arguments)`` checked against ``decision``'s tools; ``arguments`` a JSON string or a dict."""
+def parse_call(decision: Decision, name: Any, arguments: Any) -> ParsedCall:
+    """``name(arguments)`` checked against ``decision``'s tools; ``arguments`` a JSON string or a dict.
+
+    Raises :class:`ToolCallError` (one line) for anything that is not a legal call, whatever the types.
+    """
     offered = _offered(decision)
-    if name not in offered:
-        raise ToolCallError(f"{name!r} is not a tool you can use now; use one of: {', '.join(offered)}")
+    if not isinstance(name, str) or name not in offered:
+        raise ToolCallError(f"{quote(name)} is not a tool you can use now; use one of: {', '.join(offered)}")
     spec, to_action = offered[name]
     args = _arguments(name, arguments)
     schema = spec["function"]["parameters"]
     properties: dict[str, dict[str, Any]] = schema["properties"]
-    unknown = sorted(set(args) - set(properties))
+    unknown = sorted(key if len(key) <= _QUOTE_CHARS else quote(key) for key in args if key not in properties)
     if unknown:
         raise ToolCallError(f"{name}: unexpected argument(s) {', '.join(unknown)}; it takes {_signature(properties)}")
     missing = [key for key in schema["required"] if key not in args]
@@ -150,39 +163,124 @@ def parse_call(decision: Decision, name: str, arguments: str | Mapping[str, Any]
     return ParsedCall(name, to_action(args), args)
 
 
-def _arguments(name: str, arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
+def quote(value: Any, limit: int = _QUOTE_CHARS) -> str:
+    """A short, safe rendering of anything a caller sent (no recursion, at most ``limit`` characters)."""
+    if isinstance(value, str):
+        text = repr(value[: limit + 1])
+    elif isinstance(value, (bool, float)) or value is None:
+        text = repr(value)
+    elif isinstance(value, int):
+        text = repr(value) if abs(value) < 10**limit else f"an integer of more than {limit} digits"
+    else:
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and mappings nest in ``value`` (iteratively: no recursion limit to hit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, Mapping):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_ARGUMENTS_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _arguments(name: str, arguments: Any) -> dict[str, Any]:
     if arguments is None or arguments == "":
         return {}
     if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError as error:
-            raise ToolCallError(f"{name}: arguments are not valid JSON ({error.msg} at position {error.pos})") from None
+        arguments = read_json(arguments, f"{name}: arguments")
     if not isinstance(arguments, Mapping):
         raise ToolCallError(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
+    if _depth(arguments) > MAX_ARGUMENTS_DEPTH:
+        raise ToolCallError(f"{name}: arguments are nested deeper than {MAX_ARGUMENTS_DEPTH} levels")
+    strange = [key for key in arguments if not isinstance(key, str)]
+    if strange:
+        raise ToolCallError(f"{name}: argument names must be strings, got {quote(strange[0])}")
     return dict(arguments)
+
+
+def read_json(
+    text: str, what: str, limit: int = MAX_ARGUMENTS_CHARS, verb: str = "are", depth: int = MAX_ARGUMENTS_DEPTH
+) -> Any:
+    """JSON text a caller sent, read within bounds: too long, too deep or unreadable is a
+    :class:`ToolCallError` saying ``"{what} {verb} ..."`` (never a ``RecursionError`` or ``ValueError``)."""
+    if len(text) > limit:
+        raise ToolCallError(f"{what} {verb} longer than {limit} characters")
+    if _bracket_depth(text, depth) > depth:
+        raise ToolCallError(f"{what} {verb} nested deeper than {depth} levels")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ToolCallError(f"{what} {verb} not valid JSON ({error.msg} at position {error.pos})") from None
+    except (ValueError, RecursionError):  # e.g. an integer beyond the interpreter's digit limit
+        raise ToolCallError(f"{what} {verb} not JSON that can be read (a number too long?)") from None
+
+
+def _bracket_depth(text: str, limit: int) -> int:
+    """The deepest ``[``/``{`` nesting in JSON text, outside strings (checked before parsing it)."""
+    if text.count("[") + text.count("{") <= limit:  # the usual case, at C speed: no deeper than that
+        return 0
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def _check_value(name: str, key: str, value: Any, schema: Mapping[str, Any]) -> None:
     kind = schema["type"]
     if kind == "string":
         if not isinstance(value, str):
-            raise ToolCallError(f"{name}: {key} must be a string, got {value!r}")
+            raise ToolCallError(f"{name}: {key} must be a string, got {quote(value)}")
         if schema.get("minLength") and not value.strip():
             raise ToolCallError(f"{name}: {key} must not be empty")
         if len(value) > schema.get("maxLength", math.inf):
             raise ToolCallError(f"{name}: {key} is longer than {schema['maxLength']} characters")
     elif kind == "integer":
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ToolCallError(f"{name}: {key} must be an integer, got {value!r}")
+            raise ToolCallError(f"{name}: {key} must be an integer, got {quote(value)}")
     elif kind == "number":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ToolCallError(f"{name}: {key} must be a finite number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value):
+            raise ToolCallError(f"{name}: {key} must be a finite number, got {quote(value)}")
         if value < schema.get("minimum", -math.inf):
-            raise ToolCallError(f"{name}: {key} must be at least {schema['minimum']}, got {value!r}")
-    if "enum" in schema and value not in schema["enum"]:
+            raise ToolCallError(f"{name}: {key} must be at least {schema['minimum']}, got {quote(value)}")
+    if "enum" in schema and not any(type(value) is type(choice) and value == choice for choice in schema["enum"]):
         choices = ", ".join(json.dumps(choice) for choice in schema["enum"])
-        raise ToolCallError(f"{name}: {key} must be one of {choices}; got {json.dumps(value)}")
+        raise ToolCallError(f"{name}: {key} must be one of {choices}; got {quote(value)}")
+
+
+def _finite(value: int | float) -> bool:
+    """A number a float can hold (an integer of 400 digits cannot: ``math.isfinite`` would overflow)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _signature(properties: Mapping[str, Any]) -> str:

@@ -15,10 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..config.loading import format_validation_error
+from ..config.loading import ScenarioError, format_validation_error, read_yaml_file
 from .errors import StudyError
 from .grid import Axis, parse_vary
 
@@ -56,9 +55,9 @@ def load_sweep_definition(path: str | Path) -> SweepDefinition:
     if not file.is_file():
         raise StudyError(f"--config: file not found: {file}")
     try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise StudyError(f"--config {file.name}: not valid YAML: {exc}".splitlines()[0]) from None
+        raw = read_yaml_file(file, "--config") or {}
+    except ScenarioError as exc:
+        raise StudyError(str(exc)) from None
     try:
         return SweepDefinition.model_validate(raw)
     except ValidationError as exc:

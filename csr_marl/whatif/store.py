@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..sim.kpis import new_file_mode
+from ..sim.kpis import naming_file, new_file_mode
 from .errors import StudyError
 
 MANIFEST = "manifest.json"
@@ -33,7 +33,7 @@ def atomic_write(path: Path, write: Callable[[io.TextIOBase], None] | str | byte
     binary = isinstance(write, bytes)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, new_file_mode())
+        os.fchmod(fd, new_file_mode())  # mkstemp makes the file private; a written result is not
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as handle:
             if callable(write):
                 write(handle)
@@ -41,19 +41,14 @@ def atomic_write(path: Path, write: Callable[[io.TextIOBase], None] | str | byte
                 handle.write(write)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private; a written result is not
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(error, OSError):
+            raise naming_file(error, path) from None  # a full disk's ENOSPC names no file
         raise
     return path
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def write_json(path: Path, payload: Any) -> Path:
@@ -96,7 +91,7 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
         return None
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
         raise StudyError(f"{folder}: {MANIFEST} cannot be read ({exc}); choose another output folder") from None
     if not isinstance(manifest, dict) or "config_hash" not in manifest:
         raise StudyError(f"{folder}: {MANIFEST} is not a csr-marl study manifest; choose another output folder")
@@ -174,7 +169,10 @@ class ReplicationLog:
         """Rows already recorded, by key; drops a last line cut short by a kill, refuses any other damage."""
         if not self.path.is_file():
             return {}
-        text = self.path.read_text(encoding="utf-8")
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise StudyError(f"{self.path}: not UTF-8 text (byte {exc.start}); the file was damaged") from None
         complete, _, partial = text.rpartition("\n")
         lines = list(csv.reader(io.StringIO(complete + "\n"))) if complete else []
         if not lines and not partial:
@@ -223,9 +221,12 @@ class ReplicationLog:
         if new:
             writer.writeheader()
         writer.writerow(self._checked(row))
-        with open(self.path, "a", encoding="utf-8", newline="") as handle:
-            handle.write(buffer.getvalue())
-            handle.flush()
+        try:
+            with open(self.path, "a", encoding="utf-8", newline="") as handle:
+                handle.write(buffer.getvalue())
+                handle.flush()
+        except OSError as error:
+            raise naming_file(error, self.path) from None
 
     def _checked(self, row: Mapping[str, Any]) -> dict[str, str]:
         cells = [str(row[column]) for column in self.columns]

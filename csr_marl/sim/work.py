@@ -1,0 +1,121 @@
+"""A bound on how much simulation one request may run: tickets, wall time, and a way to stop it.
+
+A server runs other people's requests on its own cores. Inside :func:`work_limit`, every ticket the
+core creates in the calling thread is counted, and the core stops with :class:`WorkLimitReached` as
+soon as the request has simulated more than ``max_tickets`` tickets, run longer than ``max_seconds``,
+or one of ``stop_events`` is set (the client went away, the server is shutting down)::
+
+    with work_limit(max_tickets=5_000, max_seconds=10.0, stop_events=(disconnected,)):
+        session.reset(seed=0)
+
+Outside a ``work_limit`` (a study, a training run) nothing is counted. The limit is per thread, so
+sessions served from different threads have their own.
+
+Long requests yield to short ones. A request that has simulated :data:`HEAVY_AFTER_TICKETS` tickets
+is *heavy*: heavy requests take turns (one at a time, process-wide), each turn works for
+:data:`HEAVY_SLICE_SECONDS`, and no turn starts within :data:`HEAVY_PAUSE_SECONDS` of the last one's
+end, so all heavy work together gets at most a fifteenth of the interpreter, however many requests run
+away at once. A client's ordinary step (a few tickets) is never heavy, and keeps its latency while
+runaway requests run out their budget.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+_local = threading.local()
+
+HEAVY_AFTER_TICKETS = 50
+HEAVY_SLICE_SECONDS = 0.002
+HEAVY_PAUSE_SECONDS = 0.028
+_HEAVY_TURN = threading.Lock()  # whose turn it is among heavy requests
+_next_turn_at = 0.0  # when the next heavy turn may start (guarded by _HEAVY_TURN)
+
+
+class WorkLimitReached(RuntimeError):
+    """The request ran out of its work budget, or was stopped; the message says which, in one line."""
+
+
+@dataclass
+class _Meter:
+    max_tickets: int
+    deadline: float
+    max_seconds: float
+    stop_events: Sequence[threading.Event]
+    started: float = field(default_factory=time.monotonic)
+    tickets: int = 0
+    heavy: bool = False  # holds the heavy turn
+    slice_end: float = 0.0
+
+    def charge(self, tickets: int) -> None:
+        self.tickets += tickets
+        if self.tickets > self.max_tickets:
+            raise WorkLimitReached(f"the request simulated more than {self.max_tickets} tickets, its work budget")
+        self.check()
+        if self.tickets < HEAVY_AFTER_TICKETS:
+            return
+        if not self.heavy:
+            self._take_turn()
+        elif time.monotonic() >= self.slice_end:
+            self.release()
+            self._take_turn()
+
+    def _take_turn(self) -> None:
+        while not _HEAVY_TURN.acquire(timeout=0.05):
+            self.check()  # waiting for a turn counts against the budget, and ends on a stop event
+        self.heavy = True
+        wait = _next_turn_at - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)  # holding the turn: heavy work as a whole stays at a fifteenth of the time
+        self.slice_end = time.monotonic() + HEAVY_SLICE_SECONDS
+
+    def release(self) -> None:
+        """End this request's heavy turn, if it holds one."""
+        global _next_turn_at
+        if self.heavy:
+            _next_turn_at = time.monotonic() + HEAVY_PAUSE_SECONDS
+            self.heavy = False
+            _HEAVY_TURN.release()
+
+    def check(self) -> None:
+        for event in self.stop_events:
+            if event.is_set():
+                raise WorkLimitReached("the request was stopped (the client left or the server is stopping)")
+        if time.monotonic() > self.deadline:
+            raise WorkLimitReached(f"the request ran longer than {self.max_seconds:g} s, its work budget")
+
+
+@contextmanager
+def work_limit(
+    max_tickets: int, max_seconds: float, stop_events: Sequence[threading.Event] = ()
+) -> Iterator[None]:
+    """Count the tickets simulated in this thread and stop the core past either bound (see module doc)."""
+    if max_tickets < 1 or not max_seconds > 0:
+        raise ValueError(f"a work limit needs max_tickets >= 1 and max_seconds > 0, got {max_tickets}, {max_seconds}")
+    outer = getattr(_local, "meter", None)
+    meter = _Meter(max_tickets, time.monotonic() + max_seconds, max_seconds, tuple(stop_events))
+    meter.check()
+    _local.meter = meter
+    try:
+        yield
+    finally:
+        meter.release()
+        _local.meter = outer
+
+
+def charge_ticket() -> None:
+    """The core created a ticket: count it against the running request's limit, if there is one."""
+    meter = getattr(_local, "meter", None)
+    if meter is not None:
+        meter.charge(1)
+
+
+def check_work() -> None:
+    """Raise :class:`WorkLimitReached` if the running request is past its time or was stopped."""
+    meter = getattr(_local, "meter", None)
+    if meter is not None:
+        meter.check()
