@@ -110,7 +110,7 @@ class TicketFactory:
         self.bank = bank
         self._rng = streams["tickets"]
         self._u = UniformStream(self._rng)
-        drawn = bank.templates_in(scenario.tickets.split)  # every template with split "all"
+        drawn = bank.templates_in(scenario.tickets.split, scenario.tickets.templates)  # all: split "all", no list
         self._templates = [template for template, _ in drawn]
         self._variants = [variants for _, variants in drawn]
         self._n_templates = len(self._templates)
