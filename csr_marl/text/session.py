@@ -149,6 +149,7 @@ class TextSession:
             self._policies[role] = policy
         self.conversation = defaultdict(list)
         driver.center.transcript = []
+        driver.center.own_words = frozenset(self.roles)  # a reply forced by the tool cap says nothing
         self._refused = 0
         self._score = EpisodeScore(self.roles, self.scenario.max_tickets)
         self._colleagues_act()
