@@ -71,6 +71,15 @@ def play(session: TextSession, agent: str, seed: int, max_calls: int = 30) -> Ou
     return Outcome(agent, session.score, total, calls, session.terminated, session.truncated)
 
 
+def first_call(session: TextSession, agent: str, seed: int) -> Call:
+    """The scripted ``agent``'s call for ``session``'s pending decision (after ``reset``), as
+    ``(tool name, arguments)``: the examples a model's warm start imitates."""
+    if agent == "idle" or agent not in AGENTS:
+        raise ValueError(f"first_call: {agent!r} makes no call; choose one of {', '.join(AGENTS[1:])}")
+    assert session.decision is not None, "reset the session first"
+    return _chooser(agent, session, seed)(session.decision, 0)
+
+
 def _chooser(agent: str, session: TextSession, seed: int) -> Callable[[Decision, int], Call]:
     # The careful agent knows every issue of the bank (heuristic_full); boilerplate and spam need not.
     heuristic = make_policy("heuristic_full", session.scenario, np.random.default_rng(seed))
