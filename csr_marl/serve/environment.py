@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,8 @@ import numpy as np
 from .. import __version__
 from ..config.domain import ROLES
 from ..config.loading import scenario_names
-from ..text import TextSession, TextStep, Turn
+from ..text import NoTurnError, TextSession, TextStep, Turn
+from ..text.tasks import task_roles
 from ..whatif.store import json_safe
 from .deps import require_serve_extra
 
@@ -124,7 +125,10 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
                 raise SessionOptionError(f"reset: {exc}") from None
             self._settings = settings
         session = self._session
-        turn = session.reset(seed=seed)
+        try:
+            turn = session.reset(seed=seed)
+        except NoTurnError as exc:
+            raise SessionOptionError(f"reset: {exc}") from None
         self._state = ContactCenterState(
             episode_id=episode_id or str(uuid.uuid4()),
             step_count=0,
@@ -145,6 +149,7 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
         step: TextStep = self._session.step(action.tool, action.arguments)
         self._done = step.done
         observation = self._observation(step.turn, reward=step.reward, info=step.info)
+        observation.terminated, observation.truncated = step.terminated, step.truncated
         if step.error is not None and observation.error is None:
             observation.error = step.error
         return observation
@@ -192,6 +197,8 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
             raise SessionOptionError("reset: overrides must be a mapping of dotted keys to values")
         if isinstance(colleagues, Mapping):
             colleagues = dict(colleagues)
+        if roles is None and scenario is not None and scenario != defaults.scenario:
+            roles = list(task_roles(scenario, defaults.roles))  # a named task plays its own roles
         return SessionDefaults(
             scenario=defaults.scenario if scenario is None else scenario,
             roles=defaults.roles if roles is None else tuple(roles),
@@ -207,11 +214,16 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
             if result is not None:
                 metadata["kpis"] = _plain(result.kpis)
                 metadata["team_return"] = _plain(result.team_return)
-            return ContactCenterObservation(done=True, reward=reward, metadata=metadata)
+            return ContactCenterObservation(done=True, reward=reward, metadata=metadata, score=self._score())
         return ContactCenterObservation(
             text=turn.text, tools=_plain(turn.tools), agent=turn.agent, role=turn.role, phase=turn.phase,
-            error=turn.error, done=False, reward=reward, metadata=metadata,
+            error=turn.error, done=False, reward=reward, metadata=metadata, score=self._score(),
+            ticket=asdict(turn.ticket) if turn.ticket is not None else None,
+            queue=[asdict(view) for view in turn.queue], legal_tools=turn.tool_names, minute=turn.minute,
         )
+
+    def _score(self) -> float:
+        return min(1.0, max(0.0, self._session.score)) if self._session is not None else 0.0
 
 
 def _is_colleagues(value: Any) -> bool:
