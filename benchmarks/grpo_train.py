@@ -7,6 +7,7 @@ score of each step's rollouts (the learning curve). Also prints the scripted-age
     python benchmarks/grpo_train.py --ladder                          # the ladder table, seconds
     python benchmarks/grpo_train.py --tasks tasks/order_status --steps 5          # a smoke run, tiny model
     python benchmarks/grpo_train.py --server http://127.0.0.1:8000 --steps 5      # against csr-marl serve
+    python benchmarks/grpo_train.py --memory                          # a server's memory per session
     python benchmarks/grpo_train.py --write                           # regenerate results/grpo.{json,png}
 
 Model: by default a tiny Llama and a BPE tokenizer built here from the tasks' text (no download; see
@@ -41,6 +42,7 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ladder", action="store_true", help="print the scripted ladder per task and stop")
     parser.add_argument("--ladder-seeds", type=int, default=20)
+    parser.add_argument("--memory", action="store_true", help="measure a server's memory per session and stop")
     parser.add_argument("--write", action="store_true", help="write results/grpo.json and results/grpo.png")
     return parser.parse_args()
 
@@ -56,6 +58,55 @@ def ladder(seeds: int) -> dict[str, dict[str, float]]:
         table[task] = {a: sum(play(session, a, s).score for s in range(seeds)) / seeds for a in AGENTS}
         print(f"{task:26s} " + "  ".join(f"{a} {v:.3f}" for a, v in table[task].items()), flush=True)
     return table
+
+
+def session_memory(counts: tuple[int, ...] = (1, 16, 64), task: str = "tasks/one_ticket") -> dict:
+    """Resident memory of a ``csr-marl serve`` process holding 0, 1, 16 and 64 open sessions of ``task``
+    (each reset and one call in), and the memory per session it implies."""
+    import socket
+    import subprocess
+    import sys
+    import urllib.request
+
+    from csr_marl.grpo import environment_factory
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "csr_marl", "serve", "--port", str(port), "--max-sessions",
+                               str(max(counts) + 1), "--log-level", "warning"])
+    url = f"http://127.0.0.1:{port}"
+
+    def rss_mb() -> float:
+        for line in Path(f"/proc/{server.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmRSS")
+
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(url + "/health", timeout=2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        measured = {"idle_mb": round(rss_mb(), 1)}
+        envs = []
+        for count in counts:
+            while len(envs) < count:
+                env = environment_factory(task, base_url=url)()
+                env.reset(seed=len(envs))
+                env.check_order_status()
+                envs.append(env)
+            time.sleep(0.5)
+            measured[f"{count}_sessions_mb"] = round(rss_mb(), 1)
+        top = max(counts)
+        measured["per_session_mb"] = round((measured[f"{top}_sessions_mb"] - measured["1_sessions_mb"]) / (top - 1), 2)
+        print(json.dumps(measured), flush=True)
+        return measured
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def model_and_tokenizer(args: argparse.Namespace, task: str):
@@ -128,13 +179,19 @@ def plot(runs: list[dict], path: Path) -> None:
 def main() -> None:
     args = parse()
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    if args.memory:
+        session_memory()
+        return
     table = ladder(args.ladder_seeds)
     if args.ladder:
         return
     runs = [train(args, task) for task in args.tasks]
     if args.write:
         RESULTS.mkdir(exist_ok=True)
-        payload = {"ladder": table, "ladder_seeds": args.ladder_seeds, "runs": runs, "settings": vars(args)}
+        payload = {
+            "ladder": table, "ladder_seeds": args.ladder_seeds, "runs": runs, "memory": session_memory(),
+            "settings": vars(args),
+        }
         (RESULTS / "grpo.json").write_text(json.dumps(payload, indent=2) + "\n")
         plot(runs, RESULTS / "grpo.png")
         print(f"wrote {RESULTS / 'grpo.json'} and {RESULTS / 'grpo.png'}")

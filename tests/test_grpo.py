@@ -79,12 +79,11 @@ def tiny() -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def grpo_step(model: Any, tokenizer: Any, factory: Any, out: Path) -> dict[str, float]:
-    """Up to three one-step runs on fresh seeds until a group's rewards differ; the step's log."""
+def grpo_step(model: Any, tokenizer: Any, feed: Any, out: Path) -> dict[str, float]:
+    """Up to three one-step runs on fresh seeds until a group's rewards differ; the step's log.
+    ``feed(seed)`` gives the trainer's environment arguments (dataset, factory or rollout function)."""
     os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
     from trl import GRPOConfig, GRPOTrainer
-
-    from csr_marl.grpo import task_dataset
 
     for attempt in range(3):
         args = GRPOConfig(
@@ -92,10 +91,7 @@ def grpo_step(model: Any, tokenizer: Any, factory: Any, out: Path) -> dict[str, 
             max_completion_length=160, max_tool_calling_iterations=3, learning_rate=1e-3, use_cpu=True,
             report_to="none", logging_steps=1, save_strategy="no", seed=attempt, temperature=1.0,
         )
-        trainer = GRPOTrainer(
-            model=model, processing_class=tokenizer, args=args,
-            train_dataset=task_dataset(TASK, [attempt]), environment_factory=factory,
-        )
+        trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args, **feed(attempt))
         trainer.train()
         log = trainer.state.log_history[0]
         if log["reward_std"] > 0:
@@ -103,13 +99,29 @@ def grpo_step(model: Any, tokenizer: Any, factory: Any, out: Path) -> dict[str, 
     return log
 
 
-def assert_weights_change(tiny: tuple[Any, Any], factory: Any, out: Path) -> dict[str, float]:
+def environment_feed(factory: Any) -> Any:
+    from csr_marl.grpo import task_dataset
+
+    return lambda seed: {"train_dataset": task_dataset(TASK, [seed]), "environment_factory": factory}
+
+
+def rollout_feed(base_url: str | None) -> Any:
+    from csr_marl.grpo.rollout import episode_reward, make_rollout_func, rollout_dataset
+
+    rollout = make_rollout_func(TASK, base_url=base_url, max_calls=4, max_new_tokens=48)
+    return lambda seed: {
+        "train_dataset": rollout_dataset(TASK, [seed]), "rollout_func": rollout, "reward_funcs": [episode_reward],
+    }
+
+
+def assert_weights_change(tiny: tuple[Any, Any], feed: Any, out: Path, tool_calls: bool = True) -> dict[str, float]:
     import torch
 
     model, tokenizer = copy.deepcopy(tiny[0]), tiny[1]
     before = {name: p.detach().clone() for name, p in model.named_parameters()}
-    log = grpo_step(model, tokenizer, factory, out)
-    assert log["tools/call_frequency"] > 0, log  # the model called the environment's tools
+    log = grpo_step(model, tokenizer, feed, out)
+    if tool_calls:  # TRL counts the calls it ran itself (not those a rollout_func runs)
+        assert log["tools/call_frequency"] > 0, log
     assert 0.0 <= log["reward"] <= 1.0
     changed = [name for name, p in model.named_parameters() if not torch.equal(before[name], p.detach())]
     assert changed, f"no weight changed: {log}"
@@ -117,7 +129,7 @@ def assert_weights_change(tiny: tuple[Any, Any], factory: Any, out: Path) -> dic
 
 
 def test_one_grpo_step_in_process_changes_the_weights(tiny: tuple[Any, Any], tmp_path: Path) -> None:
-    assert_weights_change(tiny, environment_factory(TASK, max_calls=4), tmp_path)
+    assert_weights_change(tiny, environment_feed(environment_factory(TASK, max_calls=4)), tmp_path)
 
 
 def free_port() -> int:
@@ -156,7 +168,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_one_grpo_step_over_the_server_changes_the_weights(
     tiny: tuple[Any, Any], server: str, tmp_path: Path
 ) -> None:
-    assert_weights_change(tiny, environment_factory(TASK, base_url=server, max_calls=4), tmp_path)
+    assert_weights_change(tiny, environment_feed(environment_factory(TASK, base_url=server, max_calls=4)), tmp_path)
+
+
+def test_one_grpo_step_with_the_rollout_func_over_the_openenv_client(
+    tiny: tuple[Any, Any], server: str, tmp_path: Path
+) -> None:
+    assert_weights_change(tiny, rollout_feed(server), tmp_path, tool_calls=False)
 
 
 def test_sixteen_concurrent_sessions_play_their_own_episodes(server: str) -> None:
