@@ -120,7 +120,7 @@ def model_and_tokenizer(args: argparse.Namespace, task: str):
 
     tokenizer = tiny.build_tokenizer(tiny.corpus([task], range(40)), vocab_size=2048)
     model = tiny.build_model(tokenizer, hidden=64, seed=args.seed)
-    tiny.warm_start(model, tokenizer, tiny.first_calls(task, range(100, 112)), steps=40)
+    tiny.warm_start(model, tokenizer, tiny.first_calls(task, range(100, 124)), steps=120, lr=5e-3)
     return model, tokenizer
 
 
