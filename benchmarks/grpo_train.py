@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
-ONE_TICKET = ("tasks/order_status", "tasks/payment_failure", "tasks/one_ticket")
+ONE_TICKET = ("tasks/payment_failure", "tasks/one_ticket")
 
 
 def parse() -> argparse.Namespace:
@@ -33,7 +33,7 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--tasks", nargs="+", default=list(ONE_TICKET), help="one-ticket tasks to train on, one run each")
     parser.add_argument("--server", default=None, help="a csr-marl serve URL (default: in process)")
     parser.add_argument("--model", default=None, help="a local pretrained model directory (default: the tiny model)")
-    parser.add_argument("--steps", type=int, default=12, help="GRPO steps per task")
+    parser.add_argument("--steps", type=int, default=10, help="GRPO steps per task")
     parser.add_argument("--generations", type=int, default=4, help="rollouts per prompt (the GRPO group)")
     parser.add_argument("--prompts", type=int, default=1, help="prompts (seeds) per step")
     parser.add_argument("--lr", type=float, default=1e-3)
@@ -120,7 +120,7 @@ def model_and_tokenizer(args: argparse.Namespace, task: str):
 
     tokenizer = tiny.build_tokenizer(tiny.corpus([task], range(40)), vocab_size=2048)
     model = tiny.build_model(tokenizer, hidden=64, seed=args.seed)
-    tiny.warm_start(model, tokenizer, tiny.first_calls(task, range(100, 124)), steps=120, lr=5e-3)
+    tiny.warm_start(model, tokenizer, tiny.first_calls(task, range(100, 112)), steps=120, lr=5e-3)
     return model, tokenizer
 
 

@@ -23,7 +23,7 @@ from csr_marl.grpo import ContactCenterToolEnv, environment_factory
 from csr_marl.text.tasks import GRPO_TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
-TASK = "tasks/one_ticket"
+TASK = "tasks/payment_failure"
 
 
 def tool_names(env: ContactCenterToolEnv) -> set[str]:
@@ -74,7 +74,7 @@ def tiny() -> tuple[Any, Any]:
 
     tokenizer = build.build_tokenizer(build.corpus([TASK], range(40)), vocab_size=2048)
     model = build.build_model(tokenizer, hidden=64)
-    losses = build.warm_start(model, tokenizer, build.first_calls(TASK, range(12)), steps=100, lr=5e-3)
+    losses = build.warm_start(model, tokenizer, build.first_calls(TASK, range(6)), steps=100, lr=5e-3)
     assert losses[-1] < losses[0] / 2  # it learned the shape of a call
     return model, tokenizer
 

@@ -128,15 +128,27 @@ def _play(env: ContactCenterToolEnv, prompt: list[dict], seed: int, trainer: Any
 def _generate(trainer: Any, ids: list[int], max_new_tokens: int) -> tuple[list[int], list[float]]:
     import torch
 
+    from transformers import GenerationConfig
+
     model = trainer.accelerator.unwrap_model(trainer.model)
     tokenizer = trainer.processing_class
-    with torch.no_grad():
-        output = model.generate(
-            torch.tensor([ids], device=model.device), attention_mask=torch.ones(1, len(ids), dtype=torch.long, device=model.device),
-            max_new_tokens=max_new_tokens, do_sample=True, temperature=trainer.temperature,
-            pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-            output_scores=True, return_dict_in_generate=True,
-        )
+    # Sample as TRL does: eval mode (the trainer leaves the model training, with activation
+    # checkpointing that turns the KV cache off) and a generation config of its own.
+    config = GenerationConfig(
+        max_new_tokens=max_new_tokens, do_sample=True, temperature=trainer.temperature, top_p=1.0, top_k=0,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, use_cache=True,
+    )
+    training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            output = model.generate(
+                torch.tensor([ids], device=model.device),
+                attention_mask=torch.ones(1, len(ids), dtype=torch.long, device=model.device),
+                generation_config=config, output_scores=True, return_dict_in_generate=True,
+            )
+    finally:
+        model.train(training)
     generated = output.sequences[0, len(ids):].tolist()
     scores = [float(torch.log_softmax(step[0].float(), -1)[token]) for step, token in zip(output.scores, generated)]
     return generated, scores

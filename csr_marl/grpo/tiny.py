@@ -129,10 +129,13 @@ def warm_start(model: Any, tokenizer: Any, examples: list[tuple[list[dict], list
     return losses
 
 
-def first_calls(task: str, seeds: Iterable[int], agent: str = "careful") -> list[tuple[list[dict], list[dict], dict]]:
-    """Warm-start examples: the scripted ``agent``'s first call on each seed's first decision of ``task``,
-    with the prompt and tools the GRPO environment shows; calls that carry text (a reply, a reason)
-    are left out, so the examples teach the shape of a call, not a message."""
+def first_calls(
+    task: str, seeds: Iterable[int], agents: tuple[str, ...] = ("careful", "spam")
+) -> list[tuple[list[dict], list[dict], dict]]:
+    """Warm-start examples: each scripted agent's first call on each seed's first decision of ``task``,
+    with the prompt and tools the GRPO environment shows. Calls that carry text (a reply, a reason)
+    are left out, so the examples teach the shape of a call, not a message; with a careful and a
+    careless agent the model starts as a mixture of the two, which a GRPO group can tell apart."""
     from transformers.utils import get_json_schema
 
     from ..text.scripted import first_call
@@ -144,12 +147,13 @@ def first_calls(task: str, seeds: Iterable[int], agent: str = "careful") -> list
     session = task_session(task)
     examples = []
     for seed in seeds:
-        turn = session.reset(seed=seed)
-        name, arguments = first_call(session, agent, seed)
-        if any(isinstance(value, str) for value in arguments.values()):
-            continue
-        messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": turn.text}]
-        examples.append((messages, tools, {"name": name, "arguments": arguments}))
+        for agent in agents:
+            turn = session.reset(seed=seed)
+            name, arguments = first_call(session, agent, seed)
+            if any(isinstance(value, str) for value in arguments.values()):
+                continue
+            messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": turn.text}]
+            examples.append((messages, tools, {"name": name, "arguments": arguments}))
     return examples
 
 
