@@ -80,12 +80,12 @@ def tiny() -> tuple[Any, Any]:
 
 
 def grpo_step(model: Any, tokenizer: Any, feed: Any, out: Path) -> dict[str, float]:
-    """Up to three one-step runs on fresh seeds until a group's rewards differ; the step's log.
+    """Up to six one-step runs on fresh seeds until a group's rewards differ; the step's log.
     ``feed(seed)`` gives the trainer's environment arguments (dataset, factory or rollout function)."""
     os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
     from trl import GRPOConfig, GRPOTrainer
 
-    for attempt in range(3):
+    for attempt in range(6):
         args = GRPOConfig(
             output_dir=str(out), num_generations=4, per_device_train_batch_size=4, max_steps=1,
             max_completion_length=160, max_tool_calling_iterations=3, learning_rate=1e-3, use_cpu=True,
