@@ -175,6 +175,10 @@ def load_scenario(
         read_trace(str(trace))
     scenario = scenario.model_copy(update=updates)
     bank = load_ticket_bank(scenario.tickets.bank)  # fail now, not mid-run
+    try:
+        bank.templates_in(scenario.tickets.split, scenario.tickets.templates)
+    except ValueError as exc:
+        raise ScenarioError(f"scenario {label!r}: {exc}") from None
     if not bank.templates_in(scenario.tickets.split):
         raise ScenarioError(
             f"scenario {label!r}: tickets.split {scenario.tickets.split!r}: the bank "

@@ -232,6 +232,11 @@ class Tickets(_Frozen):
     split: Literal["all", "train", "test"] = Field(
         default="all", description="which side of the bank's held-out split arrivals are drawn from"
     )
+    templates: tuple[str, ...] | None = Field(
+        default=None,
+        description="draw only these templates of the bank (ids such as shipping.where_is_my_order), by "
+        "their weights; None draws every template (a named task's narrow slice of the bank)",
+    )
     noise: TextNoise = TextNoise()
 
 

@@ -187,12 +187,25 @@ class TicketBank(_Frozen):
             steps=tuple(dict.fromkeys(steps)), specialist=tuple(dict.fromkeys(specialist))
         )
 
-    def templates_in(self, split: str) -> list[tuple[Template, tuple[TextVariant, ...]]]:
-        """The templates a scenario drawing from ``split`` samples, each with its usable variants."""
+    def templates_in(
+        self, split: str, only: tuple[str, ...] | None = None
+    ) -> list[tuple[Template, tuple[TextVariant, ...]]]:
+        """The templates a scenario drawing from ``split`` samples, each with its usable variants;
+        ``only`` keeps the templates with those ids (a scenario's ``tickets.templates``)."""
         if split not in SPLITS:
             raise ValueError(f"tickets.split must be one of {SPLITS}, got {split!r}")
-        pairs = [(t, t.variants_in(split)) for t in self.templates]
-        return [(t, variants) for t, variants in pairs if variants]
+        chosen = self.templates
+        if only is not None:
+            known = {t.id for t in self.templates}
+            unknown = [name for name in only if name not in known]
+            if unknown:
+                raise ValueError(f"tickets.templates: unknown template id(s) {unknown} in this bank")
+            chosen = tuple(t for t in self.templates if t.id in set(only))
+        pairs = [(t, t.variants_in(split)) for t in chosen]
+        drawn = [(t, variants) for t, variants in pairs if variants]
+        if only is not None and not drawn:
+            raise ValueError(f"tickets.templates: none of {list(only)} has text on the {split!r} side of the split")
+        return drawn
 
     @cached_property
     def fact_encoding(self) -> dict[tuple[str, str], int]:

@@ -22,7 +22,7 @@ import threading
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,8 +31,9 @@ from .. import __version__
 from ..config.domain import ROLES
 from ..config.loading import scenario_names
 from ..sim.work import WorkLimitReached, work_limit
-from ..text import TextSession, TextStep, Turn
+from ..text import NoTurnError, TextSession, TextStep, Turn
 from ..text.tools import quote
+from ..text.tasks import task_roles
 from ..whatif.store import json_safe
 from .deps import require_serve_extra
 from .guard import SERVER_STOPPING, ClientError, ServerLimits, checked_overrides, short
@@ -139,7 +140,10 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
                     raise SessionOptionError(short(f"reset: {exc}")) from None
                 self._settings = settings
             session = self._session
-            turn = session.reset(seed=seed)
+            try:
+                turn = session.reset(seed=seed)
+            except NoTurnError as exc:
+                raise SessionOptionError(short(f"reset: {exc}")) from None
         self._state = ContactCenterState(
             episode_id=episode_id or str(uuid.uuid4()),
             step_count=0,
@@ -161,6 +165,7 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
             step: TextStep = self._session.step(action.tool, action.arguments)
         self._done = step.done
         observation = self._observation(step.turn, reward=step.reward, info=step.info)
+        observation.terminated, observation.truncated = step.terminated, step.truncated
         if step.error is not None and observation.error is None:
             observation.error = step.error
         return observation
@@ -224,6 +229,8 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
             overrides = checked_overrides(overrides)
         if isinstance(colleagues, Mapping):
             colleagues = dict(colleagues)
+        if roles is None and scenario is not None and scenario != defaults.scenario:
+            roles = list(task_roles(scenario, defaults.roles))  # a named task plays its own roles
         return SessionDefaults(
             scenario=defaults.scenario if scenario is None else scenario,
             roles=defaults.roles if roles is None else tuple(roles),
@@ -239,11 +246,16 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
             if result is not None:
                 metadata["kpis"] = _plain(result.kpis)
                 metadata["team_return"] = _plain(result.team_return)
-            return ContactCenterObservation(done=True, reward=reward, metadata=metadata)
+            return ContactCenterObservation(done=True, reward=reward, metadata=metadata, score=self._score())
         return ContactCenterObservation(
             text=turn.text, tools=_plain(turn.tools), agent=turn.agent, role=turn.role, phase=turn.phase,
-            error=turn.error, done=False, reward=reward, metadata=metadata,
+            error=turn.error, done=False, reward=reward, metadata=metadata, score=self._score(),
+            ticket=asdict(turn.ticket) if turn.ticket is not None else None,
+            queue=[asdict(view) for view in turn.queue], legal_tools=turn.tool_names, minute=turn.minute,
         )
+
+    def _score(self) -> float:
+        return min(1.0, max(0.0, self._session.score)) if self._session is not None else 0.0
 
 
 def _is_colleagues(value: Any) -> bool:

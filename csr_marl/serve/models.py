@@ -13,7 +13,7 @@ from .deps import require_serve_extra
 require_serve_extra()  # one line naming the extra, not a bare ModuleNotFoundError
 
 from openenv.core.env_server.types import Action, Observation, State  # noqa: E402
-from pydantic import Field  # noqa: E402
+from pydantic import BaseModel, Field  # noqa: E402
 
 
 class ToolCallAction(Action):
@@ -30,11 +30,36 @@ class ToolCallAction(Action):
     )
 
 
-class ContactCenterObservation(Observation):
-    """The caller's turn: the decision as text and the tools legal now (chat-completions format).
+class TicketFields(BaseModel):
+    """A ticket as staff see it, field by field (hidden facts and true labels never appear)."""
 
-    Once the day is over ``done`` is true, ``tools`` is empty and ``metadata`` holds ``kpis`` and
-    ``team_return``. ``metadata["info"]`` passes on whatever the session reported for the step.
+    ticket_id: int = Field(description="the ticket's id in this episode")
+    customer_name: str = Field(description="the customer's first name, as they signed")
+    tier: str = Field(description="basic, premium or enterprise")
+    subject: str = Field(description="the subject line the customer wrote")
+    body: str = Field(description="the message the customer wrote")
+    declared_category: str = Field(description="the category the customer chose on the web form")
+    declared_priority: str = Field(description="the urgency the customer chose")
+    assigned_category: str | None = Field(default=None, description="triage's category (None before triage)")
+    assigned_priority: str | None = Field(default=None, description="triage's priority (None before triage)")
+    waiting_minutes: float = Field(default=0.0, description="minutes since the customer first wrote in")
+    sentiment: str = Field(default="calm", description="the customer's mood: pleased, calm, impatient, upset, furious")
+    returning: bool = Field(default=False, description="the customer wrote in before about this issue")
+    escalated: bool = Field(default=False, description="the ticket went to the escalation desk")
+    facts: dict[str, str] = Field(default_factory=dict, description="what the tools revealed")
+    steps_done: list[str] = Field(default_factory=list, description="the tools used on the ticket so far")
+    history: list[str] = Field(default_factory=list, description="what happened on the ticket, one line each")
+
+
+class ContactCenterObservation(Observation):
+    """The caller's turn: the decision as text and the tools legal now (chat-completions format),
+    with the same content as typed fields (``ticket`` or, for a pick, ``queue``; ``legal_tools``).
+
+    ``score`` is the episode score in [0, 1] so far (final once ``done``); ``done`` is
+    ``terminated or truncated``: ``terminated`` when every ticket of the episode was closed,
+    ``truncated`` when the shift's end cut it. Once the episode is over ``tools`` is empty and
+    ``metadata`` holds ``kpis`` and ``team_return``. ``metadata["info"]`` passes on whatever the
+    session reported for the step.
     """
 
     text: str = Field(default="", description="the decision, as a person at the desk would read it")
@@ -45,6 +70,13 @@ class ContactCenterObservation(Observation):
     role: str | None = Field(default=None, description="triage, resolver or escalation")
     phase: str | None = Field(default=None, description="triage, pick or work")
     error: str | None = Field(default=None, description="why the previous call was refused, if it was")
+    ticket: TicketFields | None = Field(default=None, description="the ticket of a triage or work decision")
+    queue: list[TicketFields] = Field(default_factory=list, description="the waiting tickets of a pick decision")
+    legal_tools: list[str] = Field(default_factory=list, description="the names of the tools legal now")
+    minute: float | None = Field(default=None, description="the simulated minute of the decision")
+    score: float = Field(default=0.0, ge=0.0, le=1.0, description="the episode score in [0, 1] so far")
+    terminated: bool = Field(default=False, description="the episode's work is finished (every ticket closed)")
+    truncated: bool = Field(default=False, description="a limit ended the episode (the shift's end)")
 
 
 class ContactCenterState(State):

@@ -76,6 +76,9 @@ class ContactCenter:
         # What staff said and customers answered, for the language interface: a list to append
         # ``(kind, agent, ticket, payload)`` events to, or None (nobody listens, nothing is kept).
         self.transcript: list[tuple[str, str, Ticket, dict[str, Any]]] | None = None
+        # Roles whose replies are their player's own words: when the core answers for them (one
+        # legal action left), the reply says nothing rather than the documented reply.
+        self.own_words: frozenset[str] = frozenset()
         staffing = scenario.staffing
         self.peak = {role: staffing.peak(role) for role in ROLES}
         self.roles_present = tuple(role for role in ROLES if self.peak[role] > 0)
@@ -300,7 +303,8 @@ class ContactCenter:
         if len(legal) == 1:
             staff.last_decision = now
             if ticket is not None:
-                ticket.said = None
+                # The documented reply, unless this role's words are its player's own (language agents).
+                ticket.said = "" if staff.role in self.own_words else None
             if phase is Phase.PICK:
                 assert slots
                 self.start_service(staff, slots[0])

@@ -110,8 +110,11 @@ class TicketFactory:
         self.bank = bank
         self._rng = streams["tickets"]
         self._u = UniformStream(self._rng)
-        drawn = bank.templates_in(scenario.tickets.split)  # every template with split "all"
+        drawn = bank.templates_in(scenario.tickets.split, scenario.tickets.templates)  # all: split "all", no list
         self._templates = [template for template, _ in drawn]
+        # The text noise indexes the split's templates; a named slice (tickets.templates) maps onto them.
+        in_split = {template.id: i for i, (template, _) in enumerate(bank.templates_in(scenario.tickets.split))}
+        self._noise_index = [in_split[template.id] for template in self._templates]
         self._variants = [variants for _, variants in drawn]
         self._n_templates = len(self._templates)
         self._template_cdf = cumulative([t.weight for t in self._templates])
@@ -195,7 +198,7 @@ class TicketFactory:
         declared = true_priority if self._priority_accuracy >= 1.0 else self._declared_priority(true_priority)
         ticket.assigned_priority = ticket.declared_priority = declared
         if self._noise is not None:  # staff read the noisy text; the truth above came from the clean one
-            self._noise.rewrite(ticket, ti, vi, variants[vi])
+            self._noise.rewrite(ticket, self._noise_index[ti], vi, variants[vi])
         ticket.patience_left = self._patience() * self._patience_factor[tier]
         self.stamp_arrival(ticket, now)
         return ticket

@@ -14,12 +14,12 @@ observation and action spaces. Pure Python: no model, server or network is neede
 
 from __future__ import annotations
 
-from .observation import describe
+from .observation import TicketView, describe, ticket_view
 from .pettingzoo import TextContactCenterEnv, text_env
-from .session import TextSession, TextStep, Turn
+from .session import NoTurnError, TextSession, TextStep, Turn
 from .tools import ParsedCall, ToolCallError, parse_call, tool_specs
 
 __all__ = [
-    "ParsedCall", "TextContactCenterEnv", "TextSession", "TextStep", "ToolCallError", "Turn", "describe",
-    "parse_call", "text_env", "tool_specs",
+    "NoTurnError", "ParsedCall", "TextContactCenterEnv", "TextSession", "TextStep", "TicketView", "ToolCallError",
+    "Turn", "describe", "parse_call", "text_env", "ticket_view", "tool_specs",
 ]

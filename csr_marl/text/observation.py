@@ -9,6 +9,7 @@ labels never appear.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ..sim.center import ContactCenter
 from ..sim.decisions import Decision, Phase
@@ -28,6 +29,54 @@ TASK = {
     Phase.WORK: "Choose your next step: one tool call.",
 }
 SHOWN_FOR_PICK = 10
+
+
+@dataclass(frozen=True)
+class TicketView:
+    """A ticket as staff see it, field by field: what :func:`describe` writes as text.
+
+    The names follow what users of the seeds' environments look for (``ticket_id``,
+    ``customer_name``, ``tier``, ``subject``, ``body``, the declared labels, the conversation).
+    """
+
+    ticket_id: int
+    customer_name: str
+    tier: str
+    subject: str
+    body: str
+    declared_category: str
+    declared_priority: str
+    assigned_category: str | None = None  # None until triage labels it
+    assigned_priority: str | None = None
+    waiting_minutes: float = 0.0
+    sentiment: str = "calm"
+    returning: bool = False  # the customer wrote in before about this issue
+    escalated: bool = False
+    facts: dict[str, str] = field(default_factory=dict)  # what the tools revealed
+    steps_done: list[str] = field(default_factory=list)
+    history: list[str] = field(default_factory=list)  # what happened on the ticket, one line each
+
+
+def ticket_view(ticket: Ticket, now: float, conversation: Sequence[str] = ()) -> TicketView:
+    """The visible part of ``ticket`` at minute ``now`` (hidden facts and true labels never appear)."""
+    return TicketView(
+        ticket_id=ticket.id,
+        customer_name=ticket.customer,
+        tier=ticket.tier,
+        subject=ticket.subject,
+        body=ticket.body,
+        declared_category=ticket.declared_category,
+        declared_priority=ticket.declared_priority,
+        assigned_category=ticket.assigned_category if ticket.triaged else None,
+        assigned_priority=ticket.assigned_priority if ticket.triaged else None,
+        waiting_minutes=round(max(0.0, now - ticket.first_arrival), 2),
+        sentiment=mood(ticket.sentiment),
+        returning=bool(ticket.contact),
+        escalated=ticket.escalated,
+        facts=dict(sorted(ticket.revealed.items())),
+        steps_done=list(ticket.done),
+        history=list(conversation),
+    )
 
 
 def clock(minute: float, start_hour: int = 9) -> str:

@@ -81,7 +81,7 @@ from ..config.loading import load_ticket_bank
 from ..config.tickets import TicketBank
 from ..envs.common import ScenarioLike
 from ..envs.driver import agent_names
-from .session import Colleagues, TextSession, TextStep
+from .session import Colleagues, NoTurnError, TextSession, TextStep, Turn
 from .tools import ToolCallError, quote, read_json
 
 OBSERVATION_MAX_LENGTH = 16_384
@@ -178,7 +178,10 @@ class TextContactCenterEnv(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        turn = self.session.reset(seed)
+        try:
+            turn: Turn | None = self.session.reset(seed)
+        except NoTurnError:
+            turn = None  # PettingZoo allows an episode nobody acts in: every agent ends at once
         self._started = True
         self.agents = self.possible_agents.copy()
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -292,6 +295,7 @@ class TextContactCenterEnv(AECEnv):
                 "tools": turn.tools if due and turn is not None else [],
                 "sim_time": float(now),
                 "reward_components": session.reward_components(agent),
+                "episode_score": session.score,
                 **self._extras.get(agent, {}),
             }
         self.infos = infos

@@ -36,7 +36,7 @@ from ..whatif.replications import replication_seed
 from ..whatif.summary import estimates
 from .endpoint import Endpoint
 from .passk import group_tries, pass_hat_curve
-from .players import HUMAN, LLM, ChatPlayer, HumanPlayer, Player, colleagues, turn_roles
+from .players import LLM, ChatPlayer, HumanPlayer, Player, colleagues, turn_roles
 from .session import TextSession, TextStep
 
 POLICY_LABEL = "agent"  # the table's policy column and file stem: agent_baseline.md/.json/.csv

@@ -42,16 +42,27 @@ from ..sim.center import ContactCenter
 from ..sim.customers import Grader
 from ..sim.decisions import Decision, Phase, decode_triage
 from ..sim.result import SimulationResult
-from .observation import describe
+from .observation import TicketView, describe, ticket_view
+from .scoring import EpisodeScore
 from .tools import ToolCallError, parse_call, tool_specs
 
 #: Who plays the roles no model plays: one built-in policy name for all, or per role a name or a callable.
 Colleagues = str | Mapping[str, str | Callable[[Decision], int]]
 
 
+class NoTurnError(RuntimeError):
+    """The episode ended before the caller had anything to decide (no ticket reached its roles)."""
+
+
 @dataclass
 class Turn:
-    """A decision for the caller: which agent, the text to read, the tools it may call."""
+    """A decision for the caller: which agent, the text to read, the tools it may call.
+
+    Beside the text, the same content as typed fields: ``ticket`` (the ticket being worked or
+    triaged, as :class:`~csr_marl.text.observation.TicketView`: id, customer name, tier, subject, body,
+    declared and assigned labels, revealed facts, steps done, history) or, for a pick, ``queue`` (the
+    waiting tickets shown); ``tool_names`` lists the tools legal now.
+    """
 
     agent: str
     role: str
@@ -59,17 +70,34 @@ class Turn:
     text: str
     tools: list[dict[str, Any]]
     error: str | None = None  # why the previous call was refused, if it was
+    ticket: TicketView | None = None
+    queue: list[TicketView] = field(default_factory=list)
+    minute: float = 0.0  # the simulated minute of the decision
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools legal now."""
+        return [tool["function"]["name"] for tool in self.tools]
 
 
 @dataclass
 class TextStep:
-    """What a call led to: the caller's next turn (None once the day is over) and the reward."""
+    """What a call led to: the caller's next turn (None once the episode is over) and the reward.
+
+    ``done`` is ``terminated or truncated``: ``terminated`` when the episode's work is finished
+    (every ticket of a ``max_tickets`` episode closed), ``truncated`` when a limit cut it (the
+    shift's end, or :meth:`TextSession.stop`). ``score`` is the episode's score in [0, 1] so far
+    (:mod:`csr_marl.text.scoring`), final once ``done``.
+    """
 
     turn: Turn | None
     reward: float
     done: bool
     error: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    terminated: bool = False
+    truncated: bool = False
+    score: float = 0.0
 
 
 class TextSession:
@@ -102,10 +130,12 @@ class TextSession:
         self._policies: dict[str, Callable[[Decision], int]] = {}
         self._refused = 0
         self.conversation: dict[int, list[str]] = defaultdict(list)  # ticket id -> what happened
+        self._score = EpisodeScore(self.roles, self.scenario.max_tickets)
 
     # --- the API --------------------------------------------------------------------------------
-    def reset(self, seed: int | None = None) -> Turn | None:
-        """Start a day; the caller's first turn (None if the caller never has anything to decide)."""
+    def reset(self, seed: int | None = None) -> Turn:
+        """Start an episode; the caller's first turn. Raises :class:`NoTurnError` (one line saying why)
+        when the episode ends before the caller has anything to decide."""
         driver = self._driver
         driver.start(seed)
         assert driver.center is not None
@@ -119,10 +149,19 @@ class TextSession:
             self._policies[role] = policy
         self.conversation = defaultdict(list)
         driver.center.transcript = []
+        driver.center.own_words = frozenset(self.roles)  # a reply forced by the tool cap says nothing
         self._refused = 0
+        self._score = EpisodeScore(self.roles, self.scenario.max_tickets)
         self._colleagues_act()
         self._drain()
-        return self._turn()
+        turn = self._turn()
+        if turn is None:
+            raise NoTurnError(
+                f"scenario {self.scenario.name!r}: the episode ended at minute {self.now:.1f} before any "
+                f"decision of the roles played ({', '.join(self.roles)}): no ticket reached them; "
+                "lengthen horizon_minutes, raise the arrival rate, or play another role"
+            )
+        return turn
 
     def step(self, name: str, arguments: str | Mapping[str, Any] | None = None) -> TextStep:
         """The caller's tool call for the pending turn."""
@@ -137,16 +176,33 @@ class TextSession:
             return self._refuse(decision, str(refusal))
         self._refused = 0
         self._record(decision, call.action, call.arguments)
+        self._score.call(decision, call.action)
         driver.act(call.action, call.text)
         self._colleagues_act()
         info = self._drain()
-        return TextStep(self._turn(), driver.account.since_turn(agent), driver.decision is None, info=info)
+        return self._step(agent, info)
 
     def stop(self) -> None:
-        """End the day now (a runner's turn limit, as ``max_cycles`` truncates the RL environments):
-        the KPIs cover the minutes so far and no decision stays pending."""
+        """End the episode now (a runner's turn limit, as ``max_cycles`` truncates the RL
+        environments): the KPIs cover the minutes so far and no decision stays pending."""
         self._driver.stop()
         self._drain()
+
+    @property
+    def score(self) -> float:
+        """The episode's score in [0, 1] so far (:mod:`csr_marl.text.scoring`)."""
+        center = self._driver.center
+        return self._score.value(center.flow["arrived"] if center is not None else 0)
+
+    @property
+    def terminated(self) -> bool:
+        """The episode's work is finished: every ticket of a ``max_tickets`` episode was closed."""
+        return self._driver.decision is None and self._driver.ended_early
+
+    @property
+    def truncated(self) -> bool:
+        """A limit ended the episode: the shift's end (``horizon_minutes``) or :meth:`stop`."""
+        return self._driver.center is not None and self._driver.decision is None and not self._driver.ended_early
 
     @property
     def decision(self) -> Decision | None:
@@ -188,22 +244,33 @@ class TextSession:
         assert driver.center is not None
         agent = decision.agent
         driver.center.rewards.add("illegal_action", self.scenario.rewards.illegal_action, agent)
+        self._score.call(decision, None)
         self._refused += 1
         if self._refused <= self.max_retries:
             # The refusal is a turn of its own: its penalty is booked now, so no later step counts it.
             driver.account.turn(agent)
             driver.account.add(driver.center.rewards.drain())
             turn = self._turn(error=why)
-            return TextStep(turn, driver.account.since_turn(agent), False, error=why)
+            return TextStep(turn, driver.account.since_turn(agent), False, error=why, score=self.score)
         self._refused = 0
         fallback = decision.fallback()
         self._record(decision, fallback, {}, note=" (fallback after refused calls)")
-        driver.act(fallback)
+        self._score.call(decision, fallback)
+        # A fallback reply says nothing (graded as an empty message): refusing never writes a good reply.
+        driver.act(fallback, "" if decision.phase is Phase.WORK else None)
         self._colleagues_act()
         info = self._drain()
+        return self._step(
+            agent, info, error=why,
+            note=f"{why}; after {self.max_retries + 1} refused calls the fallback was taken",
+        )
+
+    def _step(self, agent: str, info: dict[str, Any], error: str | None = None, note: str | None = None) -> TextStep:
+        driver = self._driver
+        done = driver.decision is None
         return TextStep(
-            self._turn(error=f"{why}; after {self.max_retries + 1} refused calls the fallback was taken"),
-            driver.account.since_turn(agent), driver.decision is None, error=why, info=info,
+            self._turn(error=note), driver.account.since_turn(agent), done, error=error, info=info,
+            terminated=self.terminated, truncated=self.truncated, score=self.score,
         )
 
     def _colleagues_act(self) -> None:
@@ -225,6 +292,8 @@ class TextSession:
         info: dict[str, Any] = {}
         mine: list[dict[str, Any]] = []
         for kind, agent, ticket, payload in events:
+            if kind == "reply_grade":
+                self._score.closed(ticket, bool(payload["resolved"]), float(payload["score"]))
             if kind == "customer_reply":
                 self.conversation[ticket.id].append(f"customer {ticket.customer} replied: \"{payload['reply']}\"")
             if agent.rsplit("_", 1)[0] in self.roles:
@@ -242,10 +311,17 @@ class TextSession:
             return None
         assert driver.center is not None
         ticket = decision.ticket
-        text = describe(driver.center, decision, self.conversation[ticket.id] if ticket is not None else ())
+        now = driver.center.now
+        history = self.conversation[ticket.id] if ticket is not None else ()
+        text = describe(driver.center, decision, history)
         if error is not None:
             text = f"Your last call was refused: {error}\n\n{text}"
-        return Turn(decision.agent, decision.role, decision.phase.value, text, tool_specs(decision), error)
+        return Turn(
+            decision.agent, decision.role, decision.phase.value, text, tool_specs(decision), error,
+            ticket=ticket_view(ticket, now, history) if ticket is not None else None,
+            queue=[ticket_view(t, now) for t in decision.slots] if decision.phase is Phase.PICK else [],
+            minute=round(now, 3),
+        )
 
     def _record(self, decision: Decision, action: int, arguments: Mapping[str, Any], note: str = "") -> None:
         """One line of the ticket's story (pick decisions start a ticket's work, not its story)."""

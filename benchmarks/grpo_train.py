@@ -1,0 +1,201 @@
+"""GRPO on the contact center with TRL (issue 21): one file, top to bottom, CleanRL style.
+
+Trains a chat model with TRL's ``GRPOTrainer`` through csr_marl's ``environment_factory`` on one-ticket
+tasks, in process or against a running ``csr-marl serve`` (``--server``), and logs the mean episode
+score of each step's rollouts (the learning curve). Also prints the scripted-agent ladder per task.
+
+    python benchmarks/grpo_train.py --ladder                          # the ladder table, seconds
+    python benchmarks/grpo_train.py --tasks tasks/order_status --steps 5          # a smoke run, tiny model
+    python benchmarks/grpo_train.py --server http://127.0.0.1:8000 --steps 5      # against csr-marl serve
+    python benchmarks/grpo_train.py --memory                          # a server's memory per session
+    python benchmarks/grpo_train.py --write                           # regenerate results/grpo.{json,png}
+
+Model: by default a tiny Llama and a BPE tokenizer built here from the tasks' text (no download; see
+csr_marl.grpo.tiny), warm-started on scripted first calls so the group's rollouts differ. It shows the
+loop works; it does not learn customer service. ``--model PATH`` loads a local pretrained instruct
+model instead (a GPU run: see docs/llm/grpo.md for settings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+ONE_TICKET = ("tasks/payment_failure", "tasks/one_ticket")
+
+
+def parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tasks", nargs="+", default=list(ONE_TICKET), help="one-ticket tasks to train on, one run each")
+    parser.add_argument("--server", default=None, help="a csr-marl serve URL (default: in process)")
+    parser.add_argument("--model", default=None, help="a local pretrained model directory (default: the tiny model)")
+    parser.add_argument("--steps", type=int, default=20, help="GRPO steps per task")
+    parser.add_argument("--generations", type=int, default=4, help="rollouts per prompt (the GRPO group)")
+    parser.add_argument("--prompts", type=int, default=1, help="prompts (seeds) per step")
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--max-calls", type=int, default=4, help="tool calls per rollout before it is cut")
+    parser.add_argument("--max-completion", type=int, default=160, help="tokens per rollout, tool results included")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ladder", action="store_true", help="print the scripted ladder per task and stop")
+    parser.add_argument("--ladder-seeds", type=int, default=20)
+    parser.add_argument("--memory", action="store_true", help="measure a server's memory per session and stop")
+    parser.add_argument("--write", action="store_true", help="write results/grpo.json and results/grpo.png")
+    return parser.parse_args()
+
+
+def ladder(seeds: int) -> dict[str, dict[str, float]]:
+    """Mean episode score of each scripted agent on each GRPO task (seeds 0..seeds-1)."""
+    from csr_marl.text.scripted import AGENTS, play
+    from csr_marl.text.tasks import GRPO_TASKS, task_session
+
+    table = {}
+    for task in GRPO_TASKS:
+        session = task_session(task, seed=0)
+        table[task] = {a: sum(play(session, a, s).score for s in range(seeds)) / seeds for a in AGENTS}
+        print(f"{task:26s} " + "  ".join(f"{a} {v:.3f}" for a, v in table[task].items()), flush=True)
+    return table
+
+
+def session_memory(counts: tuple[int, ...] = (1, 16, 64), task: str = "tasks/one_ticket") -> dict:
+    """Resident memory of a ``csr-marl serve`` process holding 0, 1, 16 and 64 open sessions of ``task``
+    (each reset and one call in), and the memory per session it implies."""
+    import socket
+    import subprocess
+    import sys
+    import urllib.request
+
+    from csr_marl.grpo import environment_factory
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "csr_marl", "serve", "--port", str(port), "--max-sessions",
+                               str(max(counts) + 1), "--log-level", "warning"])
+    url = f"http://127.0.0.1:{port}"
+
+    def rss_mb() -> float:
+        for line in Path(f"/proc/{server.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmRSS")
+
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(url + "/health", timeout=2).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        measured = {"idle_mb": round(rss_mb(), 1)}
+        envs = []
+        for count in counts:
+            while len(envs) < count:
+                env = environment_factory(task, base_url=url)()
+                env.reset(seed=len(envs))
+                env.check_order_status()
+                envs.append(env)
+            time.sleep(0.5)
+            measured[f"{count}_sessions_mb"] = round(rss_mb(), 1)
+        top = max(counts)
+        measured["per_session_mb"] = round((measured[f"{top}_sessions_mb"] - measured["1_sessions_mb"]) / (top - 1), 2)
+        print(json.dumps(measured), flush=True)
+        return measured
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def model_and_tokenizer(args: argparse.Namespace, task: str):
+    """The tiny local model (warm-started on the task's scripted first calls), or ``--model``."""
+    if args.model:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
+        return AutoModelForCausalLM.from_pretrained(args.model, dtype="auto"), tokenizer
+    from csr_marl.grpo import tiny
+
+    tokenizer = tiny.build_tokenizer(tiny.corpus([task], range(40)), vocab_size=2048)
+    model = tiny.build_model(tokenizer, hidden=64, seed=args.seed)
+    tiny.warm_start(model, tokenizer, tiny.first_calls(task, range(100, 112)), steps=120, lr=5e-3)
+    return model, tokenizer
+
+
+def train(args: argparse.Namespace, task: str) -> dict:
+    from trl import GRPOConfig, GRPOTrainer
+
+    from csr_marl.grpo import environment_factory, task_dataset
+
+    started = time.time()
+    model, tokenizer = model_and_tokenizer(args, task)
+    parameters = sum(p.numel() for p in model.parameters())
+    config = GRPOConfig(
+        output_dir=f"runs/grpo/{task.replace('/', '_')}", num_generations=args.generations,
+        per_device_train_batch_size=args.generations * args.prompts, max_steps=args.steps,
+        max_completion_length=args.max_completion, max_tool_calling_iterations=args.max_calls,
+        learning_rate=args.lr, use_cpu=not args.model, report_to="none", logging_steps=1, save_strategy="no",
+        seed=args.seed, temperature=1.0,
+    )
+    trainer = GRPOTrainer(
+        model=model, processing_class=tokenizer, args=config,
+        # training seeds 0..; a group (num_generations rollouts) plays one seed's customer
+        train_dataset=task_dataset(task, range(args.steps * args.prompts)),
+        environment_factory=environment_factory(task, base_url=args.server, max_calls=args.max_calls),
+    )
+    trainer.train()
+    logs = [entry for entry in trainer.state.log_history if "reward" in entry]
+    run = {
+        "task": task, "parameters": parameters, "steps": args.steps, "generations": args.generations,
+        "server": bool(args.server), "wall_s": round(time.time() - started, 1),
+        "reward": [round(entry["reward"], 4) for entry in logs],
+        "reward_std": [round(entry["reward_std"], 4) for entry in logs],
+        "tool_calls": [round(entry["tools/call_frequency"], 3) for entry in logs],
+    }
+    print(json.dumps(run), flush=True)
+    return run
+
+
+def plot(runs: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(7, 4))
+    for run in runs:
+        axis.plot(range(1, len(run["reward"]) + 1), run["reward"], marker="o", label=run["task"])
+    axis.set_xlabel("GRPO step")
+    axis.set_ylabel("mean episode score of the step's rollouts")
+    axis.set_ylim(-0.02, 1.0)
+    axis.set_title(f"GRPO, tiny local model ({runs[0]['parameters']:,} parameters), CPU")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def main() -> None:
+    args = parse()
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    if args.memory:
+        session_memory()
+        return
+    table = ladder(args.ladder_seeds)
+    if args.ladder:
+        return
+    runs = [train(args, task) for task in args.tasks]
+    if args.write:
+        RESULTS.mkdir(exist_ok=True)
+        payload = {
+            "ladder": table, "ladder_seeds": args.ladder_seeds, "runs": runs, "memory": session_memory(),
+            "settings": vars(args),
+        }
+        (RESULTS / "grpo.json").write_text(json.dumps(payload, indent=2) + "\n")
+        plot(runs, RESULTS / "grpo.png")
+        print(f"wrote {RESULTS / 'grpo.json'} and {RESULTS / 'grpo.png'}")
+
+
+if __name__ == "__main__":
+    main()

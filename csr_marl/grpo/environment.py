@@ -1,0 +1,130 @@
+"""The contact center as a TRL ``environment_factory`` environment.
+
+    from trl import GRPOConfig, GRPOTrainer
+    from csr_marl.grpo import environment_factory, task_dataset
+
+    trainer = GRPOTrainer(
+        model=model, processing_class=tokenizer, args=GRPOConfig(num_generations=8, ...),
+        train_dataset=task_dataset("tasks/one_ticket", seeds=range(64)),
+        environment_factory=environment_factory("tasks/one_ticket"),   # or base_url="http://..."
+    )
+
+TRL builds one environment per generation and calls ``reset(**row)`` with the dataset row (its
+``task`` and ``seed``: every generation of a prompt sees the same customer), appends the returned
+text to the prompt, then lets the model call the environment's public methods as tools until it
+stops calling, and finally scores the rollout with ``get_reward()``: the episode score in [0, 1]
+(:mod:`csr_marl.text.scoring`), which an idle, stalling or boilerplate rollout cannot game.
+
+**Phase-dependent legality.** TRL wants one fixed set of tools per environment, while the tools legal
+now depend on the decision (triage, pick, work; the tool cap). The answer: the environment offers
+every tool its task's roles may ever use, with the schemas of :mod:`csr_marl.text.tools`; a call that
+is not legal now is refused by the session's strict parser -- the tool's result says why and shows
+the decision again with the tools legal now -- and it costs ``rewards.illegal_action`` in the step
+rewards and lowers the episode score's efficiency. Nothing raises, so TRL never counts a failure.
+
+Each rollout may make at most ``max_calls`` calls; the next one ends the episode (truncated).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..text.tasks import task_roles
+from .backends import Backend, InProcess, Remote, Reply
+from .tools import tool_mixins
+
+
+class ContactCenterToolEnv:
+    """One rollout's contact center. Subclasses (made by :func:`environment_class`) add the tools."""
+
+    task = "tasks/one_ticket"
+    max_calls = 12
+
+    def __init__(self, backend: Backend | None = None) -> None:
+        self._backend: Backend = backend if backend is not None else InProcess()
+        self._seeds = np.random.default_rng()
+        self._calls = 0
+        self._over = True
+        self._score = 0.0
+        self._rewards: list[float] = []
+
+    def reset(self, **row: Any) -> str:
+        """Start an episode of the row's ``task`` (the class's by default) with the row's ``seed``
+        (drawn at random without one); the first decision, as text, to append to the prompt."""
+        task = row.get("task") or self.task
+        seed = row.get("seed")
+        if seed is None:
+            seed = int(self._seeds.integers(2**31 - 1))
+        reply = self._backend.start(str(task), int(seed))
+        self._calls, self._over, self._score, self._rewards = 0, False, 0.0, []
+        return reply.text
+
+    def get_reward(self) -> float:
+        """The rollout's reward: the episode score in [0, 1] (so far, if the model stopped early)."""
+        if not self._over:
+            self._score = self._backend.stop()
+            self._over = True
+        return self._score
+
+    # --- read-only views (properties: TRL turns only methods into tools) ---------------------------
+    @property
+    def step_rewards(self) -> list[float]:
+        """The step rewards of this rollout's calls so far."""
+        return list(self._rewards)
+
+    @property
+    def calls(self) -> int:
+        """Calls made this episode."""
+        return self._calls
+
+    # --- the tools' common path -------------------------------------------------------------------
+    def _call(self, name: str, **arguments: Any) -> str:
+        if self._over:
+            return "The episode is over: no more calls are taken."
+        if self._calls >= self.max_calls:
+            self._score = self._backend.stop()
+            self._over = True
+            return f"Call limit ({self.max_calls}) reached: the episode is over (truncated)."
+        self._calls += 1
+        reply = self._backend.call(name, arguments)
+        self._rewards.append(reply.reward)
+        self._score = reply.score
+        return self._describe(reply)
+
+    def _describe(self, reply: Reply) -> str:
+        if reply.done:
+            self._over = True
+            how = "every ticket is closed" if reply.terminated else "it was cut off (truncated)"
+            return f"Reward {reply.reward:+.2f}. The episode is over: {how}. Episode score {reply.score:.2f}."
+        head = f"Refused: {reply.error}" if reply.error else f"Done. Reward {reply.reward:+.2f}."
+        return f"{head}\n\n{reply.text}"
+
+
+def environment_class(task: str, max_calls: int = 12) -> type:
+    """A :class:`ContactCenterToolEnv` subclass for ``task`` whose public methods are the tools the
+    task's roles (:data:`csr_marl.text.tasks.TASK_ROLES`) may use."""
+    played = task_roles(task)
+    name = "ContactCenter_" + "_".join(played)
+    return type(name, (ContactCenterToolEnv, *tool_mixins(played)), {"task": task, "max_calls": max_calls})
+
+
+def environment_factory(
+    task: str = "tasks/one_ticket",
+    *,
+    base_url: str | None = None,
+    colleagues: str = "heuristic",
+    max_calls: int = 12,
+) -> Callable[[], ContactCenterToolEnv]:
+    """A zero-argument factory for TRL's ``environment_factory``: each call makes one environment of
+    ``task``, in this process, or with ``base_url`` a session on a ``csr-marl serve`` server (run it
+    with ``--max-sessions`` at least the number of generations per step)."""
+    cls = environment_class(task, max_calls)
+
+    def make() -> ContactCenterToolEnv:
+        backend: Backend = Remote(base_url, colleagues) if base_url else InProcess(colleagues)
+        return cls(backend)
+
+    return make

@@ -1,0 +1,137 @@
+"""Scripted agents for the text interface: the ladder an episode score must order.
+
+Four ways to play a task's turns through :class:`~csr_marl.text.TextSession`, from worst to best:
+
+* ``idle`` -- makes no call (a rollout whose model never calls a tool);
+* ``spam`` -- stalls: every lookup tool on offer, round and round, never answering; triage sets the
+  same labels whatever the ticket says;
+* ``boilerplate`` -- works the ticket as the built-in heuristic does, then closes it with a canned
+  reply that names nothing; triage copies the customer's own labels;
+* ``careful`` -- the heuristic's steps and a reply that names the customer, the order or amount and
+  what was found and done (the rubric's documented reply); triage reads the ticket (the heuristic).
+
+:func:`play` runs one episode with one of them and reports the episode score, the step rewards'
+sum and how the episode ended. The tests and the GRPO results page check that
+``idle < spam < boilerplate < careful`` on every task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..policies.base import make_policy
+from ..sim.decisions import Decision, Phase, decode_triage
+from ..sim.responses import documented_reply
+from .session import TextSession
+
+AGENTS = ("idle", "spam", "boilerplate", "careful")
+BOILERPLATE = "Thank you for contacting us. We have handled your request. Have a nice day."
+# Tools that close, hand over or talk: a stalling agent never uses them.
+_TALK = ("respond_user", "escalate_issue", "return_to_resolver", "ask_customer")
+_TEXT_ARGUMENTS = {
+    "reason": "this needs the other desk",
+    "question": "Could you tell me more about the problem?",
+}
+
+Call = tuple[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One scripted episode: the episode score, the caller's step rewards, calls made, how it ended."""
+
+    agent: str
+    score: float
+    step_return: float
+    calls: int
+    terminated: bool
+    truncated: bool
+
+
+def play(session: TextSession, agent: str, seed: int, max_calls: int = 30) -> Outcome:
+    """One episode of ``session`` played by the scripted ``agent`` (one of :data:`AGENTS`), stopped
+    (truncated) after ``max_calls`` calls."""
+    if agent not in AGENTS:
+        raise ValueError(f"unknown scripted agent {agent!r}; choose one of {', '.join(AGENTS)}")
+    turn = session.reset(seed=seed)
+    choose = _chooser(agent, session, seed)
+    total, calls = 0.0, 0
+    while turn is not None and calls < max_calls and agent != "idle":
+        name, arguments = choose(session.decision, calls)
+        step = session.step(name, arguments)
+        total += step.reward
+        calls += 1
+        turn = step.turn
+    if turn is not None:
+        session.stop()
+    return Outcome(agent, session.score, total, calls, session.terminated, session.truncated)
+
+
+def first_call(session: TextSession, agent: str, seed: int) -> Call:
+    """The scripted ``agent``'s call for ``session``'s pending decision (after ``reset``), as
+    ``(tool name, arguments)``: the examples a model's warm start imitates."""
+    if agent == "idle" or agent not in AGENTS:
+        raise ValueError(f"first_call: {agent!r} makes no call; choose one of {', '.join(AGENTS[1:])}")
+    assert session.decision is not None, "reset the session first"
+    return _chooser(agent, session, seed)(session.decision, 0)
+
+
+def _chooser(agent: str, session: TextSession, seed: int) -> Callable[[Decision, int], Call]:
+    # The careful agent knows every issue of the bank (heuristic_full); boilerplate and spam need not.
+    heuristic = make_policy("heuristic_full", session.scenario, np.random.default_rng(seed))
+    bind = getattr(heuristic, "bind", None)
+    if bind is not None:
+        bind(session.center)
+
+    def spam(decision: Decision, calls: int) -> Call:
+        if decision.phase is Phase.TRIAGE:
+            return "classify", {"category": "general", "priority": "low", "route": "resolver"}
+        if decision.phase is Phase.PICK:
+            return "pick_ticket", {"ticket_id": decision.slots[0].id}
+        lookups = [decision.tool(a) for a in decision.legal if decision.tool(a) not in _TALK]
+        if not lookups:  # nothing but talking is on offer: keep asking
+            return "ask_customer", {"question": _TEXT_ARGUMENTS["question"]}
+        return _call(decision, lookups[calls % len(lookups)], "")
+
+    def by_heuristic(reply: Callable[[Decision], str], copy_labels: bool) -> Callable[[Decision, int], Call]:
+        def choose(decision: Decision, calls: int) -> Call:
+            if decision.phase is Phase.TRIAGE and copy_labels:
+                ticket = decision.ticket
+                assert ticket is not None
+                return "classify", {
+                    "category": ticket.declared_category, "priority": ticket.declared_priority, "route": "resolver",
+                }
+            action = heuristic(decision)
+            if decision.phase is Phase.TRIAGE:
+                category, priority, route = decode_triage(action)
+                return "classify", {"category": category, "priority": priority, "route": route}
+            if decision.phase is Phase.PICK:
+                return "pick_ticket", {"ticket_id": decision.slots[action].id}
+            return _call(decision, decision.tool(action), reply(decision))
+
+        return choose
+
+    if agent == "spam":
+        return spam
+    if agent == "boilerplate":
+        return by_heuristic(lambda decision: BOILERPLATE, copy_labels=True)
+    return by_heuristic(lambda decision: documented_reply(decision.ticket), copy_labels=False)
+
+
+def _call(decision: Decision, tool: str, reply: str) -> Call:
+    """``tool`` with the arguments its schema asks for."""
+    ticket = decision.ticket
+    assert ticket is not None
+    if tool == "respond_user":
+        return tool, {"message": reply}
+    if tool in ("initiate_refund", "approve_refund"):
+        return tool, {"amount": float(ticket.slot_values.get("amount", 0) or 0)}
+    if tool in ("escalate_issue", "return_to_resolver"):
+        return tool, {"reason": _TEXT_ARGUMENTS["reason"]}
+    if tool == "ask_customer":
+        return tool, {"question": _TEXT_ARGUMENTS["question"]}
+    return tool, {}

@@ -1,0 +1,186 @@
+"""TRL's GRPOTrainer trains against the contact center with the shipped integration: one step with a
+tiny model and tokenizer built here (no downloads) changes the weights, in process and over a real
+``csr-marl serve`` on localhost."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from csr_marl.grpo import ContactCenterToolEnv, environment_factory
+from csr_marl.text.tasks import GRPO_TASKS
+
+ROOT = Path(__file__).resolve().parents[1]
+TASK = "tasks/payment_failure"
+
+
+def tool_names(env: ContactCenterToolEnv) -> set[str]:
+    return {
+        name for name, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
+        if not name.startswith("_") and name not in ("reset", "get_reward")
+    }
+
+
+# --- the environment, without TRL ---------------------------------------------------------------
+def test_the_tools_are_the_tasks_roles_tools() -> None:
+    assert tool_names(environment_factory("tasks/ticket_classify")()) == {"classify"}
+    resolver = tool_names(environment_factory("tasks/refund")())
+    assert {"check_payment", "initiate_refund", "respond_user", "pick_ticket"} <= resolver
+    assert "classify" not in resolver and "fraud_review" not in resolver
+
+
+def test_a_call_not_legal_now_is_refused_in_the_result_and_never_raises() -> None:
+    env = environment_factory("tasks/ticket_resolve")()
+    first = env.reset(seed=0)
+    assert "Classify this ticket" in first
+    result = env.check_payment()  # legal later (work), not at triage
+    assert result.startswith("Refused:") and "classify" in result
+    assert env.step_rewards[-1] < 0
+
+
+def test_the_reward_is_the_episode_score_and_the_call_limit_ends_the_episode() -> None:
+    env = environment_factory("tasks/order_status", max_calls=3)()
+    env.reset(seed=0)
+    assert env.get_reward() == 0.0  # no call: nothing done
+    env.reset(seed=0)
+    for _ in range(3):
+        env.check_order_status()
+    assert "Call limit" in env.check_order_status()
+    assert 0.0 < env.get_reward() < 0.3  # a lookup, repeated: little credit
+
+
+@pytest.mark.parametrize("task", GRPO_TASKS)
+def test_every_grpo_task_resets_to_a_turn(task: str) -> None:
+    assert "one tool call" in environment_factory(task)().reset(seed=3) or "tool" in environment_factory(task)().reset(seed=3)
+
+
+# --- GRPO with TRL ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny() -> tuple[Any, Any]:
+    pytest.importorskip("trl")
+    from csr_marl.grpo import tiny as build
+
+    tokenizer = build.build_tokenizer(build.corpus([TASK], range(40)), vocab_size=2048)
+    model = build.build_model(tokenizer, hidden=64)
+    losses = build.warm_start(model, tokenizer, build.first_calls(TASK, range(6)), steps=100, lr=5e-3)
+    assert losses[-1] < losses[0] / 2  # it learned the shape of a call
+    return model, tokenizer
+
+
+def grpo_step(model: Any, tokenizer: Any, feed: Any, out: Path) -> dict[str, float]:
+    """Up to six one-step runs on fresh seeds until a group's rewards differ; the step's log.
+    ``feed(seed)`` gives the trainer's environment arguments (dataset, factory or rollout function)."""
+    os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
+    from trl import GRPOConfig, GRPOTrainer
+
+    for attempt in range(6):
+        args = GRPOConfig(
+            output_dir=str(out), num_generations=4, per_device_train_batch_size=4, max_steps=1,
+            max_completion_length=160, max_tool_calling_iterations=3, learning_rate=1e-3, use_cpu=True,
+            report_to="none", logging_steps=1, save_strategy="no", seed=attempt, temperature=1.0,
+        )
+        trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args, **feed(attempt))
+        trainer.train()
+        log = trainer.state.log_history[0]
+        if log["reward_std"] > 0:
+            return log
+    return log
+
+
+def environment_feed(factory: Any) -> Any:
+    from csr_marl.grpo import task_dataset
+
+    return lambda seed: {"train_dataset": task_dataset(TASK, [seed]), "environment_factory": factory}
+
+
+def rollout_feed(base_url: str | None) -> Any:
+    from csr_marl.grpo.rollout import episode_reward, make_rollout_func, rollout_dataset
+
+    rollout = make_rollout_func(TASK, base_url=base_url, max_calls=4, max_new_tokens=48)
+    return lambda seed: {
+        "train_dataset": rollout_dataset(TASK, [seed]), "rollout_func": rollout, "reward_funcs": [episode_reward],
+    }
+
+
+def assert_weights_change(tiny: tuple[Any, Any], feed: Any, out: Path, tool_calls: bool = True) -> dict[str, float]:
+    import torch
+
+    model, tokenizer = copy.deepcopy(tiny[0]), tiny[1]
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    log = grpo_step(model, tokenizer, feed, out)
+    if tool_calls:  # TRL counts the calls it ran itself (not those a rollout_func runs)
+        assert log["tools/call_frequency"] > 0, log
+    assert 0.0 <= log["reward"] <= 1.0
+    changed = [name for name, p in model.named_parameters() if not torch.equal(before[name], p.detach())]
+    assert changed, f"no weight changed: {log}"
+    return log
+
+
+def test_one_grpo_step_in_process_changes_the_weights(tiny: tuple[Any, Any], tmp_path: Path) -> None:
+    assert_weights_change(tiny, environment_feed(environment_factory(TASK, max_calls=4)), tmp_path)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    pytest.importorskip("openenv")
+    port = free_port()
+    log = tmp_path_factory.mktemp("grpo_serve") / "server.log"
+    command = [sys.executable, "-m", "csr_marl", "serve", "--port", str(port), "--scenario", TASK,
+               "--roles", "resolver", "--max-sessions", "64", "--log-level", "warning"]
+    with log.open("w") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/health", timeout=5).close()
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert process.poll() is None, f"the server exited: {log.read_text()}"
+                assert time.monotonic() < deadline, f"the server did not come up: {log.read_text()}"
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert "Traceback" not in log.read_text(), log.read_text()
+
+
+def test_one_grpo_step_over_the_server_changes_the_weights(
+    tiny: tuple[Any, Any], server: str, tmp_path: Path
+) -> None:
+    assert_weights_change(tiny, environment_feed(environment_factory(TASK, base_url=server, max_calls=4)), tmp_path)
+
+
+def test_one_grpo_step_with_the_rollout_func_over_the_openenv_client(
+    tiny: tuple[Any, Any], server: str, tmp_path: Path
+) -> None:
+    assert_weights_change(tiny, rollout_feed(server), tmp_path, tool_calls=False)
+
+
+def test_sixteen_concurrent_sessions_play_their_own_episodes(server: str) -> None:
+    envs = [environment_factory("tasks/order_status", base_url=server)() for _ in range(16)]
+    texts = [env.reset(seed=seed) for seed, env in enumerate(envs)]
+    assert all("Ticket #0" in text for text in texts)
+    results = [env.check_order_status() for env in envs]
+    assert all(result.startswith("Done. Reward +0.20") for result in results)
+    assert len(set(texts)) > 8  # different seeds, different customers
