@@ -84,8 +84,11 @@ RUNNABLE = [block for block in ALL if block.language in RUN_LANGUAGES and block.
 @pytest.fixture(scope="module", autouse=True)
 def fresh_outputs() -> None:
     """Blocks write under runs/docs-*; a folder left by an older run could hold another study (refused)."""
-    for folder in (ROOT / "runs").glob("docs-*"):
-        shutil.rmtree(folder, ignore_errors=True)
+    for path in (ROOT / "runs").glob("docs-*"):
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def _param(block: Block):
