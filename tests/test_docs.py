@@ -33,8 +33,14 @@ NEEDS = {
     "tianshou": "tianshou", "torchrl": "torchrl", "supersuit": "supersuit", "stable_baselines3": "stable_baselines3",
     "sb3_contrib": "sb3_contrib", "ray": "ray.rllib", "csr_marl.train": "tianshou", "openai": "openai",
     "csr_marl.serve": "openenv", "agilerl": "agilerl", "trl": "trl", "ortools": "ortools",
+    "csr_marl.whatif.schedule": "ortools", "csr_marl.grpo": "trl",
 }
-COMMAND_NEEDS = {"train": "tianshou", "evaluate": "tianshou", "serve": "openenv", "agent": "openai"}
+COMMAND_NEEDS = {
+    "train": "tianshou", "evaluate": "tianshou", "serve": "openenv", "agent": "openai",
+    "calibrate": "scipy", "schedule": "ortools",
+}
+# Names in a block that need an extra whatever the block imports (a policy named by string).
+WORD_NEEDS = {"text_classifier": "sklearn"}
 TIMEOUT = 900
 
 
@@ -97,6 +103,9 @@ def _param(block: Block):
 
 
 def _skip_without_extras(code: str, command_words: list[str]) -> None:
+    for word, probe in WORD_NEEDS.items():
+        if word in code and importlib.util.find_spec(probe) is None:
+            pytest.skip(f"{word} needs {probe} (an optional extra)")
     for module, probe in NEEDS.items():
         if re.search(rf"^\s*(from|import) {re.escape(module)}\b", code, re.M) and importlib.util.find_spec(probe.split(".")[0]) is None:
             pytest.skip(f"needs {probe} (an optional extra)")
@@ -121,7 +130,7 @@ def test_code_block_runs(block: Block) -> None:
     lines = commands(block.code)
     if not lines:
         pytest.skip("no csr-marl or python line to run")
-    _skip_without_extras("", [line.split()[1] for line in lines if line.startswith("csr-marl ") and len(line.split()) > 1])
+    _skip_without_extras(block.code, [line.split()[1] for line in lines if line.startswith("csr-marl ") and len(line.split()) > 1])
     for line in lines:
         argv = shlex.split(line, comments=True)
         argv = [sys.executable, "-m", "csr_marl", *argv[1:]] if argv[0] == "csr-marl" else [sys.executable, *argv[1:]]
