@@ -83,7 +83,9 @@ def secret_file(tmp_path: Path) -> Path:
     {"arrivals": {"trace": "{secret}"}},
     {"arrivals.trace": "{secret}", "arrivals.rate_per_hour": None},
     {"tickets.bank": "../../{secret}"},
-], ids=["bank", "nested-bank", "trace", "dotted-trace", "relative-bank"])
+    {"tickets.bank": {"file": "{secret}"}},
+    {"tickets": {"bank": {"file": "{secret}"}}},
+], ids=["bank", "nested-bank", "trace", "dotted-trace", "relative-bank", "bank-mapping", "nested-bank-mapping"])
 def test_no_override_reads_a_file_over_websocket_or_http(server: Served, tmp_path: Path, overrides: dict[str, Any]) -> None:
     secret = secret_file(tmp_path)
     chosen = json.loads(json.dumps(overrides).replace("{secret}", str(secret)))

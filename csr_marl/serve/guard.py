@@ -90,7 +90,8 @@ def checked_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
                     f"reset: override {short(path)!r} is not open to clients; they may set "
                     f"{', '.join(CLIENT_OVERRIDES)} (the operator sets the rest with csr-marl serve --set)"
                 )
-            if path == "tickets.bank" and leaf not in shipped_banks():
+            # A bank is a shipped name and nothing else (a mapping under it would pass a prefix check).
+            if path.startswith("tickets.bank") and (path != "tickets.bank" or leaf not in shipped_banks()):
                 raise ClientError(
                     f"reset: tickets.bank names a bank the server ships: {', '.join(shipped_banks())}"
                 )
