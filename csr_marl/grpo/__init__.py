@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..config.extras import require_modules
 from .environment import ContactCenterToolEnv, environment_class, environment_factory
 
 INSTALL_HINT = "pip install -e \".[grpo]\" (or pip install 'csr-marl[grpo]')"
@@ -34,13 +35,7 @@ class GrpoUnavailable(ImportError):
 
 def require_grpo_extra() -> None:
     """Import the training stack, or fail with one line naming the extra."""
-    try:
-        import datasets  # noqa: F401
-        import tokenizers  # noqa: F401
-        import transformers  # noqa: F401
-        import trl  # noqa: F401
-    except ImportError as exc:
-        raise GrpoUnavailable(f"GRPO training needs {exc.name or 'trl'}: {INSTALL_HINT}") from exc
+    require_modules(("datasets", "tokenizers", "transformers", "trl"), "GRPO training", INSTALL_HINT, GrpoUnavailable)
 
 
 def task_dataset(tasks: str | list[str], seeds: Any, system_prompt: str = SYSTEM_PROMPT) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..config.extras import require_modules
+
 INSTALL_HINT = "pip install -e \".[serve]\" (or pip install 'csr-marl[serve]')"
 
 
@@ -11,9 +13,4 @@ class ServeUnavailable(ImportError):
 
 def require_serve_extra() -> None:
     """Import the OpenEnv framework and its web server, or fail with one line naming the extra."""
-    try:
-        import fastapi  # noqa: F401
-        import openenv.core.env_server  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError as exc:
-        raise ServeUnavailable(f"the OpenEnv server needs {exc.name or 'openenv'}: {INSTALL_HINT}") from exc
+    require_modules(("fastapi", "openenv.core.env_server", "uvicorn"), "the OpenEnv server", INSTALL_HINT, ServeUnavailable)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..config.extras import require_modules
+
 INSTALL_HINT = (
     "pip install 'csr-marl[train]' (for the CPU-only torch build, install torch first from "
     "https://download.pytorch.org/whl/cpu)"
@@ -14,8 +16,4 @@ class TrainingUnavailable(ImportError):
 
 def require_training_extra() -> None:
     """Import torch and Tianshou, or fail with a message naming the extra to install."""
-    try:
-        import tianshou  # noqa: F401
-        import torch  # noqa: F401
-    except ImportError as exc:
-        raise TrainingUnavailable(f"training needs {exc.name or 'torch and tianshou'}: {INSTALL_HINT}") from exc
+    require_modules(("tianshou", "torch"), "training", INSTALL_HINT, TrainingUnavailable)
