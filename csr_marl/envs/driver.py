@@ -93,6 +93,7 @@ class CenterDriver:
         self._masks: dict[str, tuple[int, np.ndarray]] = {}  # per agent: (version, mask)
         self.decisions = dict.fromkeys(self.agents, 0)  # decisions answered this episode, per agent
         self.illegal = dict.fromkeys(self.agents, 0)  # of which illegal (answered by the fallback)
+        self._decided_total = self._illegal_total = 0  # their sums, kept as they change
         self._kpis: dict[str, float] = {}  # the episode's illegal-action KPIs (the core's extra KPIs)
         self.warned = False  # the illegal-share warning is given once per environment
 
@@ -112,6 +113,7 @@ class CenterDriver:
         self.last_decided = {}
         self.decisions = dict.fromkeys(self.agents, 0)
         self.illegal = dict.fromkeys(self.agents, 0)
+        self._decided_total = self._illegal_total = 0
         self._kpis = self.center.kpis.extra
         self._kpis.update(illegal_actions=0, illegal_action_share=0.0)
         self.epochs = 0
@@ -246,22 +248,23 @@ class CenterDriver:
         assert center is not None
         agent = decision.agent
         self.decisions[agent] += 1
+        self._decided_total += 1
         if illegal:
             center.rewards.add("illegal_action", self.illegal_penalty, agent)
             self.illegal[agent] += 1
-        total = sum(self.illegal.values())
-        if total:
-            self._kpis["illegal_actions"] = total
-            self._kpis["illegal_action_share"] = total / sum(self.decisions.values())
+            self._illegal_total += 1
+        if self._illegal_total:  # running totals: nothing in a step grows with the agents
+            self._kpis["illegal_actions"] = self._illegal_total
+            self._kpis["illegal_action_share"] = self._illegal_total / self._decided_total
         self.last_decided[decision.agent] = center.env.now
         center.decide(index, decision, text=None if illegal else text)
 
     def _check_illegal_share(self) -> None:
         """At an episode's end: warn (once per environment) when its illegal share passed the threshold."""
-        decisions = sum(self.decisions.values())
+        decisions = self._decided_total
         if self.warned or decisions < ILLEGAL_WARN_MIN_DECISIONS:
             return
-        share = sum(self.illegal.values()) / decisions
+        share = self._illegal_total / decisions
         if share > ILLEGAL_WARN_SHARE:
             self.warned = True
             warnings.warn(
