@@ -102,7 +102,10 @@ def parse_yaml(text: str, what: str) -> Any:
                     raise ScenarioError(f"{what}: more than {MAX_YAML_ALIASES} aliases")
         return yaml.load(text, Loader=_SafeLoader)
     except yaml.YAMLError as exc:
-        raise ScenarioError(f"{what}: not valid YAML: {' '.join(str(exc).split())}") from None
+        said = " ".join(str(exc).split())
+        if "nesting depth" in said:  # PyYAML >= 6.0.4 stops deep nesting itself, before our count does
+            raise ScenarioError(f"{what}: nested deeper than {MAX_YAML_DEPTH} levels") from None
+        raise ScenarioError(f"{what}: not valid YAML: {said}") from None
 
 
 def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
