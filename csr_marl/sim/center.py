@@ -348,7 +348,7 @@ class ContactCenter:
     def _answer(self, decision: Decision, action: int) -> Any:
         """Carry out ``action``: what the staff member's process receives (a pick: the ticket taken)."""
         staff = decision.staff
-        staff.last_decision = self.env.now
+        staff.last_decision = self.env._now
         if decision.phase is Phase.PICK:
             # Take the ticket now, not when the process resumes, so nobody else can pick it.
             ticket: Ticket | None = decision.slots[action]
@@ -391,13 +391,13 @@ class ContactCenter:
         self._next_arrival()
 
     def arrive(self, ticket: Ticket) -> None:
-        charge_ticket()  # a server's per-request work budget (nothing outside one)
+        charge_ticket()  # a server's per-request work budget (nothing outside one: one test)
         self.flow["arrived"] += 1
         self.kpis.arrived(ticket)
         self.enqueue(ticket, self.entry_queue)
 
     def enqueue(self, ticket: Ticket, queue: TicketQueue) -> None:
-        now = self.env.now
+        now = self.env._now
         queue.push(ticket, now)
         self.kpis.queue_entered(queue.name, ticket)
         if self._metered:
@@ -430,7 +430,7 @@ class ContactCenter:
 
     # --- service --------------------------------------------------------------------------------
     def start_service(self, staff: Staff, ticket: Ticket) -> None:
-        now = self.env.now
+        now = self.env._now
         queue = ticket.waiting_in
         waited = queue.take(ticket, now)
         if self._metered:
@@ -440,7 +440,8 @@ class ContactCenter:
             self.customers.waited(ticket, waited)
         if ticket.answered_at is None:  # its first answer by anybody
             ticket.answered_at = now
-            self.kpis.taken(queue.name, ticket, waited, max(0.0, now - ticket.arrival))
+            since_arrival = now - ticket.arrival
+            self.kpis.taken(queue.name, ticket, waited, since_arrival if since_arrival > 0.0 else 0.0)
         else:
             self.kpis.taken(queue.name, ticket, waited, None)
         staff.ticket = ticket
@@ -448,12 +449,14 @@ class ContactCenter:
         self.busy_staff[staff.role] += 1
 
     def end_service(self, staff: Staff) -> None:
-        self._add_busy(staff, self.env.now)
+        self._add_busy(staff, self.env._now)
         staff.ticket = None
         self.busy_staff[staff.role] -= 1
 
     def _add_busy(self, staff: Staff, until: float) -> None:
-        start = max(staff.busy_since, self.warmup)
+        start = staff.busy_since
+        if start < self.warmup:
+            start = self.warmup
         if until > start:
             # Finishing a ticket after going off shift is busy *and* available time (overtime),
             # so occupancy stays a share of the minutes staff actually spent on the floor.
@@ -563,7 +566,7 @@ class ContactCenter:
             self.transcript.append(("customer_reply", staff.name, ticket, {"question": question, "reply": reply}))
 
     def _close(self, staff: Staff, ticket: Ticket) -> None:
-        now = self.env.now
+        now = self.env._now
         w, agent = self.weights, staff.name
         resolved = ticket.resolvable()
         on_time = resolved and now <= ticket.sla_deadline

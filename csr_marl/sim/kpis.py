@@ -123,11 +123,6 @@ class KpiAccumulator:
             if resolved:
                 c["first_contact_resolved"][cell] += 1
 
-    def _answer(self, stats: list[float], wait: float) -> None:
-        stats[_ANSWERED] += 1
-        stats[_IN_THRESHOLD] += wait <= self.threshold
-        stats[_WAITED] += wait > 0
-        stats[_WAIT_SUM] += wait
 
     def queue_entered(self, queue: str, ticket: Ticket) -> None:
         """The contact entered ``queue``; only its first visit counts."""
@@ -157,11 +152,11 @@ class KpiAccumulator:
             ticket.queue_marks = marks | bit
             return
         if first_wait is not None:
-            self._answer(self.first_response, first_wait)
+            _answer(self.first_response, first_wait, self.threshold)
         if marks & bit:
             return
         ticket.queue_marks = marks | bit
-        self._answer(self.per_queue[queue], wait)
+        _answer(self.per_queue[queue], wait, self.threshold)
         i = int(ticket.enqueued_at * self._per_minute)
         columns = self._answered_by_interval[queue]
         if i > self._last:
@@ -382,6 +377,14 @@ KPI_DEFINITIONS: dict[str, str] = kpi_definitions()
 def scenario_headline_queue(scenario: Scenario) -> str:
     """:func:`headline_queue_of` for a scenario's peak staffing."""
     return headline_queue_of({role: scenario.staffing.peak(role) for role in ROLES})
+
+
+def _answer(stats: list[float], wait: float, threshold: float) -> None:
+    """One answer after ``wait`` minutes, into a queue's totals (laid out as ``per_queue``'s)."""
+    stats[_ANSWERED] += 1
+    stats[_IN_THRESHOLD] += wait <= threshold
+    stats[_WAITED] += wait > 0
+    stats[_WAIT_SUM] += wait
 
 
 def headline_queue_of(staffed_roles: dict[str, int]) -> str:
