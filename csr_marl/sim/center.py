@@ -123,6 +123,8 @@ class ContactCenter:
             self.log = TicketLog(None if log is True else log)
         self._build_samplers()
         self._legal_cache: dict[tuple[str, bool, bool], list[int]] = {}
+        self._max_actions = scenario.workflow.max_actions_per_ticket
+        self._max_transfers = scenario.workflow.max_transfers_per_ticket
         self.legal_triage = [
             a for a in range(len(PRIORITIES) * 8)
             if self.peak["escalation"] > 0 or a % 2 == 0
@@ -506,9 +508,8 @@ class ContactCenter:
         self.enqueue(ticket, self.queues["escalation"])
 
     def legal_work(self, role: str, ticket: Ticket) -> list[int]:
-        workflow = self.scenario.workflow
-        capped = ticket.actions >= workflow.max_actions_per_ticket
-        settled = ticket.transfers >= workflow.max_transfers_per_ticket
+        capped = ticket.actions >= self._max_actions
+        settled = ticket.transfers >= self._max_transfers
         key = (role, capped, settled)
         legal = self._legal_cache.get(key)
         if legal is None:
@@ -632,6 +633,10 @@ class ContactCenter:
 
     def tool_time(self, tool: str, at_desk: bool) -> float:
         return self._tool_samplers[(tool, at_desk)]()
+
+    def tool_samplers(self, at_desk: bool) -> dict[str, Sampler]:
+        """Each tool's handle-time sampler at the desk or not (a staff process keeps its own)."""
+        return {tool: sampler for (tool, desk), sampler in self._tool_samplers.items() if desk == at_desk}
 
     # --- accounting -----------------------------------------------------------------------------
     @property
