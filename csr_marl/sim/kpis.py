@@ -123,7 +123,6 @@ class KpiAccumulator:
             if resolved:
                 c["first_contact_resolved"][cell] += 1
 
-
     def queue_entered(self, queue: str, ticket: Ticket) -> None:
         """The contact entered ``queue``; only its first visit counts."""
         at = ticket.enqueued_at
@@ -148,22 +147,23 @@ class KpiAccumulator:
         anybody (first response), None when somebody answered it before."""
         bit = _TAKEN[queue]
         marks = ticket.queue_marks
+        ticket.queue_marks = marks | bit
         if not ticket.counted:
-            ticket.queue_marks = marks | bit
             return
+        threshold = self.threshold
         if first_wait is not None:
-            _answer(self.first_response, first_wait, self.threshold)
+            _answer(self.first_response, first_wait, threshold)
         if marks & bit:
             return
-        ticket.queue_marks = marks | bit
-        _answer(self.per_queue[queue], wait, self.threshold)
+        in_threshold = wait <= threshold
+        _answer(self.per_queue[queue], wait, threshold)
         i = int(ticket.enqueued_at * self._per_minute)
         columns = self._answered_by_interval[queue]
         if i > self._last:
             i = self._last
         columns[0][i] += 1
         columns[1][i] += wait
-        if wait <= self.threshold:
+        if in_threshold:
             columns[2][i] += 1
         if queue != self.headline_queue:
             return
@@ -171,7 +171,7 @@ class KpiAccumulator:
         c = self.counts
         c["answered"][cell] += 1
         self.answered_wait[cell] += wait
-        if wait <= self.threshold:
+        if in_threshold:
             c["answered_in_threshold"][cell] += 1
         if wait > 0:
             c["waited"][cell] += 1
