@@ -32,7 +32,7 @@ from simpy.events import NORMAL
 from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES, SPECIALIST_TOOLS
 from ..config.loading import load_ticket_bank
 from ..config.scenario import Scenario
-from .arrivals import arrival_times
+from .arrivals import arrival_blocks
 from .customers import CustomerModel, Grader
 from .decisions import ASKED, ROLE_TOOLS, Decision, IllegalActionError, Phase
 from .intervals import IntervalKpis
@@ -365,7 +365,9 @@ class ContactCenter:
     def _start_arrivals(self) -> None:
         """Schedule the first arrival. Arrivals need no process: one event, re-armed after each
         arrival for the next one, carries them all (no generator to resume, no event per arrival)."""
-        self._arrival_times = arrival_times(self.scenario.arrivals, self.horizon, self.streams["arrivals"])
+        self._arrival_blocks = arrival_blocks(self.scenario.arrivals, self.horizon, self.streams["arrivals"])
+        self._arrival_block: list[float] = []  # the arrival times at hand, and the next one's index
+        self._arrival_index = 0
         self._arrival_event = simpy.Event(self.env)
         self._arrival_event._ok = True
         self._arrival_event._value = None
@@ -373,14 +375,18 @@ class ContactCenter:
 
     def _next_arrival(self) -> None:
         """Arm the arrival event for the next arrival time, or mark the arrivals done."""
-        t = next(self._arrival_times, None)
-        if t is None:
-            self._arrivals_done = True
-            return
-        self._arrival_at = t
+        block, i = self._arrival_block, self._arrival_index
+        while i == len(block):
+            block = next(self._arrival_blocks, None)  # type: ignore[arg-type]
+            if block is None:
+                self._arrivals_done = True
+                return
+            self._arrival_block, i = block, 0
+        self._arrival_index = i + 1
+        self._arrival_at = t = block[i]
         event = self._arrival_event
         event.callbacks = self._on_arrival_callbacks
-        self.env.schedule(event, NORMAL, t - self.env.now)
+        self.env.schedule(event, NORMAL, t - self.env._now)
 
     def _on_arrival(self, _event: simpy.Event) -> None:
         """The arrival event fired: the customer arrives, and the event is armed for the next one."""
