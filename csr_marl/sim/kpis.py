@@ -151,12 +151,20 @@ class KpiAccumulator:
         if not ticket.counted:
             return
         threshold = self.threshold
-        if first_wait is not None:
-            _answer(self.first_response, first_wait, threshold)
+        if first_wait is not None:  # the first response's totals, laid out as a queue's
+            first = self.first_response
+            first[_ANSWERED] += 1
+            first[_IN_THRESHOLD] += first_wait <= threshold
+            first[_WAITED] += first_wait > 0
+            first[_WAIT_SUM] += first_wait
         if marks & bit:
             return
         in_threshold = wait <= threshold
-        _answer(self.per_queue[queue], wait, threshold)
+        stats = self.per_queue[queue]
+        stats[_ANSWERED] += 1
+        stats[_IN_THRESHOLD] += in_threshold
+        stats[_WAITED] += wait > 0
+        stats[_WAIT_SUM] += wait
         i = int(ticket.enqueued_at * self._per_minute)
         columns = self._answered_by_interval[queue]
         if i > self._last:
@@ -377,14 +385,6 @@ KPI_DEFINITIONS: dict[str, str] = kpi_definitions()
 def scenario_headline_queue(scenario: Scenario) -> str:
     """:func:`headline_queue_of` for a scenario's peak staffing."""
     return headline_queue_of({role: scenario.staffing.peak(role) for role in ROLES})
-
-
-def _answer(stats: list[float], wait: float, threshold: float) -> None:
-    """One answer after ``wait`` minutes, into a queue's totals (laid out as ``per_queue``'s)."""
-    stats[_ANSWERED] += 1
-    stats[_IN_THRESHOLD] += wait <= threshold
-    stats[_WAITED] += wait > 0
-    stats[_WAIT_SUM] += wait
 
 
 def headline_queue_of(staffed_roles: dict[str, int]) -> str:
