@@ -306,11 +306,13 @@ class CenterDriver:
         vector = self.encoder.observe(self.center, self.staff[agent], self.due.get(agent))
         return vector if self.flat else {"observation": vector, "action_mask": mask}
 
-    def waiting_observation(self, agent: str, mask: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
-        """The observation of an agent with nothing to decide in a parallel step: constant per role
-        (:meth:`ObservationEncoder.waiting_observation`), with its mask unless observations are flat."""
-        vector = self.encoder.waiting_observation(self.role_of[agent])
-        return vector if self.flat else {"observation": vector, "action_mask": mask}
+    def waiting(self, agent: str) -> tuple[dict[str, np.ndarray] | np.ndarray, np.ndarray]:
+        """(observation, mask) of an agent with nothing to decide in a parallel step: the role's
+        constant waiting observation (:meth:`ObservationEncoder.waiting_observation`), with the
+        no-op mask unless observations are flat."""
+        role, encoder = self.role_of[agent], self.encoder
+        vector, mask = encoder.waiting_observation(role), encoder.idle_mask(role, True)
+        return (vector if self.flat else {"observation": vector, "action_mask": mask}), mask
 
     def info(self, agent: str, mask: np.ndarray, components: np.ndarray) -> dict[str, Any]:
         assert self.center is not None

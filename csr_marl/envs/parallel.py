@@ -65,9 +65,9 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         missing = [agent for agent in driver.due if agent not in actions]
         if missing:
             raise ValueError(f"no action for {', '.join(missing)}, whose decision is due (actions: {sorted(actions)})")
-        chosen = {}
+        chosen, known = {}, driver.role_of
         for agent, action in actions.items():
-            if agent not in driver.role_of:
+            if agent not in known:
                 raise ValueError(f"unknown agent {agent!r}")
             chosen[agent] = as_action(agent, action)
         driver.act_epoch(chosen)
@@ -76,7 +76,8 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
             driver.stop()
         agents = self.agents
         observations, infos = self._observations_and_infos()
-        rewards = {agent: driver.account.last_step(agent) for agent in agents}
+        last_step = driver.account.last_step
+        rewards = {agent: last_step(agent) for agent in agents}
         ended = driver.ended
         terminations = dict.fromkeys(agents, ended and driver.ended_early)
         truncations = dict.fromkeys(agents, ended and not driver.ended_early)
@@ -91,14 +92,14 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         agent at the episode's end, whose trajectories close there) get their observation computed;
         the others get the constant waiting observation, a no-op sample (``decision_due`` False)."""
         driver = self._driver
-        due, account = driver.due, driver.account
-        full = driver.ended
+        due, full = driver.due, driver.ended
+        mask_of, info, components = driver.mask, driver.info, driver.account.last_step_components
         observations, infos = {}, {}
         for agent in self.agents:
-            mask = driver.mask(agent, noop=True)
             if full or agent in due:
+                mask = mask_of(agent, True)
                 observations[agent] = driver.observation(agent, mask)
             else:
-                observations[agent] = driver.waiting_observation(agent, mask)
-            infos[agent] = driver.info(agent, mask, account.last_step_components(agent))
+                observations[agent], mask = driver.waiting(agent)
+            infos[agent] = info(agent, mask, components(agent))
         return observations, infos

@@ -121,7 +121,8 @@ class RewardAccount:
     def last_step_components(self, agent: str) -> np.ndarray:
         if self._step_points is None:
             self._step_points = _points(self.step_pool or [0] * _N)
-        return _plus_own(self._step_points.copy(), self.step_own.get(agent))
+        values, own = self._step_points.copy(), self.step_own.get(agent)
+        return values if own is None else _plus_own(values, own)  # every agent, every parallel step
 
 
 def _plus_own(values: np.ndarray, own: list[int] | None) -> np.ndarray:
