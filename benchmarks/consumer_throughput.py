@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import platform
 import pstats
 import time
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from core_throughput import cpu_model  # the same machine line as the core benchmark
 
 import csr_marl
 import csr_marl.envs
@@ -221,6 +223,7 @@ def main() -> None:
     share = csr_marl_share(PATHS[slowest], args.steps)
     lines = [
         f"csr_marl {csr_marl.__version__} · Python {platform.python_version()} · {platform.machine()} · "
+        f"{cpu_model()} · load average {os.getloadavg()[0]:.2f} · "
         f"best of {args.rounds} interleaved rounds of {args.steps:,} steps · `standard_day`, random legal actions",
         "",
         "| path | steps/s | agent samples/s | samples/s vs raw_env |",

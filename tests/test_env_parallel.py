@@ -228,3 +228,26 @@ def test_a_pick_waiting_for_the_epoch_s_end_is_withdrawn_when_its_staff_member_g
         if env.center.now > change:
             assert "resolver_2" not in due  # its pick was withdrawn: off shift, it takes nothing new
     assert env.center.staff[2].ticket is None or env.center.staff[2].busy_since < change
+
+
+def test_waiting_agents_get_the_constant_waiting_observation_and_the_end_a_full_one():
+    """Only deciding agents' observations are computed: a waiting agent's is its role's constant
+    (phase "none", no ticket, no floor), marked decision_due False; at the end every agent's is full."""
+    env = csr_marl.parallel_env("standard_day", overrides=SHORT)
+    encoder = env.unwrapped._driver.encoder
+    observations, infos = env.reset(seed=4)
+    policy = masked_random(4)
+    waiting_seen = 0
+    while env.agents:
+        for agent, info in infos.items():
+            if not info["decision_due"]:
+                role = agent.rsplit("_", 1)[0]
+                assert np.array_equal(observations[agent], encoder.waiting_observation(role))
+                assert env.observation_space(agent).contains(observations[agent])
+                waiting_seen += 1
+        actions = {agent: policy(info["action_mask"]) for agent, info in infos.items()}
+        observations, _, _, _, infos = env.step(actions)
+    assert waiting_seen > 0
+    for agent, observation in observations.items():  # the end: full observations (the floor is not zeros)
+        role = agent.rsplit("_", 1)[0]
+        assert not np.array_equal(observation, encoder.waiting_observation(role))
