@@ -23,8 +23,8 @@ def _digest(*parts: Any) -> str:
 
 
 def _floats(mapping: dict[str, Any]) -> list[tuple[str, Any]]:
-    """A mapping's items in key order, NaN spelled out (NaN != NaN would spoil nothing here, but
-    repr keeps it readable)."""
+    """A mapping's items in key order (hashed through repr, which writes NaN as ``nan``, so a NaN KPI
+    compares equal to itself)."""
     return sorted(mapping.items())
 
 
