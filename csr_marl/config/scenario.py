@@ -339,6 +339,11 @@ class Rewards(_Frozen):
     routing_wrong: float = -0.2
     step_needed: float = 0.2
     step_wasted: float = -0.1
+    collateral_damage: float = Field(
+        default=-0.3,
+        description="a refund the case does not owe (csr_marl.sim.tickets.refund_verdict): it costs more "
+        "than a missed step earns",
+    )
     resolution: float = 0.5
     tier_weight: dict[str, float] = Field(
         default_factory=lambda: {"basic": 1.0, "premium": 1.5, "enterprise": 2.0}

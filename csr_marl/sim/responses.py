@@ -91,7 +91,10 @@ UPSET_BELOW: float = Sentiment.model_fields["upset_below"].default
 MIN_WORDS, MAX_WORDS = 12, 300
 GUARDS: dict[str, float] = {
     "unfinished": 0.5, "too short": 0.2, "too long": 0.5, "stuffing": 0.3, "shouting": 0.5,
+    "false findings": 0.2, "echo": 0.2,
 }
+#: The share of a reply's three-word phrases found in the customer's text that makes it an echo.
+ECHO_SHARE = 0.5
 ID_SLOTS: tuple[str, ...] = ("order_id", "invoice_id", "tracking_id", "ticket_ref")
 ACRONYMS: frozenset[str] = frozenset(
     {"USPS", "FEDEX", "GDPR", "HTTP", "HTTPS", "IFTTT", "CCPA", "HIPAA", "SMTP", "JSON", "HDMI", "WIFI"}
@@ -234,13 +237,23 @@ def grade_reply(ticket: Ticket, message: str) -> ReplyGrade:
             lose("amount", "does not state the amount")
     # The resolution, only for a resolvable ticket.
     resolvable = ticket.resolvable()
+    stated = 0.0  # the share of what the reply must state that it states
     if not resolvable:
         lose("resolution", "the ticket is not resolved: required steps are missing")
     else:
         items = _resolution_items(tuple(done), tuple(ticket.revealed.items()))
         missing = [what for what, pattern, strict in items if not pattern.search(affirmed if strict else low)]
+        stated = 1.0 - len(missing) / len(items) if items else 1.0
         if missing:
-            lose("resolution", f"does not state: {', '.join(missing)}", 1.0 - len(missing) / len(items))
+            lose("resolution", f"does not state: {', '.join(missing)}", stated)
+    # Identifiers copied from the ticket tell the customer nothing on their own: the facts parts count
+    # in proportion to what the reply states of the findings and actions.
+    if stated < 1.0:
+        for part in ("name", "case_id", "amount"):
+            if parts[part]:
+                parts[part] = round(parts[part] * stated, 6)
+        if stated == 0.0:
+            notes.append("names the customer's details but states nothing found or done")
     # Tone.
     if not _APOLOGY.search(low) and is_upset(ticket):
         lose("apology", "no apology to an upset customer")
@@ -261,12 +274,51 @@ def grade_reply(ticket: Ticket, message: str) -> ReplyGrade:
                 lose(part, f"claims a {claim} that was not made")
     # Guards.
     factor = 1.0
-    for guard, why in _guards(message, words, low, slots, resolvable):
+    guards = list(_guards(message, words, low, slots, resolvable))
+    false_findings = _false_findings(affirmed, ticket.revealed, done)
+    if len(false_findings) >= 2:
+        guards.append(("false findings", f"states findings this ticket does not have ({', '.join(false_findings[:4])})"))
+    if _echoes(words, ticket.text):
+        guards.append(("echo", "repeats the customer's own message"))
+    for guard, why in guards:
         factor *= GUARDS[guard]
         notes.append(f"{guard}: {why} (score x{GUARDS[guard]})")
     raw = sum(parts.values())
     score = round(min(MAX_SCORE, max(0.0, raw * factor)), 6)
     return ReplyGrade(score=score, parts=parts, notes=tuple(notes), factor=factor)
+
+
+def _false_findings(affirmed: str, revealed: dict[str, str], done: list[str]) -> list[str]:
+    """Finding values a reply states (in affirmed clauses) that the lookups did not reveal: a stem
+    counts only when no revealed value or action taken shares it."""
+    true_stems = {stem for value in revealed.values() for stem in wording.FINDING_WORDS.get(value, ())}
+    true_stems.update(stem for tool in done for stem in wording.ACTION_WORDS.get(tool, ()))
+    if "update_shipping" in done:
+        true_stems.update(wording.SHIPPING_ANY)
+    # What the playbook's own sentences for the true findings and actions say is true as well.
+    true_text = " ".join(
+        [wording.FINDINGS.get(value, "") for value in revealed.values()]
+        + [wording.ACTIONS.get(tool, "") for tool in done]
+        + ([*wording.SHIPPING_ACTIONS.values()] if "update_shipping" in done else [])
+    ).lower()
+    found = []
+    for value, stems in wording.FINDING_WORDS.items():
+        if value in revealed.values():
+            continue
+        false = [stem for stem in stems if stem not in true_stems and not re.search(r"\b" + stem, true_text)]
+        if any(re.search(r"\b" + stem, affirmed) for stem in false):
+            found.append(value.replace("_", " "))
+    return found
+
+
+def _echoes(words: list[str], customer_text: str) -> bool:
+    """Whether at least :data:`ECHO_SHARE` of the reply's three-word phrases come from the customer."""
+    phrases = list(zip(words, words[1:], words[2:]))
+    if len(phrases) < 4:
+        return False
+    theirs = _WORD.findall(customer_text.lower())
+    known = set(zip(theirs, theirs[1:], theirs[2:]))
+    return sum(phrase in known for phrase in phrases) >= ECHO_SHARE * len(phrases)
 
 
 def _names_id(value: str, low: str) -> bool:

@@ -34,7 +34,7 @@ class Ticket:
         "sla_deadline", "cell", "counted", "returns", "cache", "queue_marks",
         "transfers",
         # the customer as a person: name, the values their text mentions, mood, the conversation
-        "customer", "slot_values", "sentiment", "questions", "dialogue", "said", "grade",
+        "customer", "slot_values", "sentiment", "questions", "dialogue", "said", "grade", "offered",
         # what the rubric reads from the fixed content, worked out once (responses.py)
         "loud", "grade_key",
     )
@@ -57,6 +57,7 @@ class Ticket:
         self.questions: list[str] = []  # topics the customer was asked about (ask_customer)
         self.dialogue: list[tuple[str, str]] = []  # (question, the customer's reply)
         self.said: str | None = None  # what the staff member wrote with the tool in progress
+        self.offered: float | None = None  # the amount of the refund in progress (None: the amount owed)
         self.grade: Any = None  # the grade of the reply that closed this contact
         self.loud: bool | None = None  # anger or shouting in the text (None: not scanned yet)
         self.grade_key: tuple | None = None  # the fixed part of the documented reply's cache key
@@ -101,6 +102,42 @@ class Ticket:
             f"Ticket({self.id}, {self.true_category}/{self.true_priority}, tier={self.tier}, "
             f"stage={self.stage}, template={self.template.id})"
         )
+
+
+#: A refund is right when it is within this many dollars of what the customer is owed.
+REFUND_TOLERANCE = 0.01
+REFUND_TOOLS: frozenset[str] = frozenset({"initiate_refund", "approve_refund"})
+
+
+def amount_on_record(ticket: Ticket) -> float:
+    """The amount of the customer's order or payment, as the lookups show it: the amount the customer
+    wrote (``amount`` slot, drawn for every ticket of a template that has one, shown or not), or for a
+    template without one an amount fixed by the ticket's id (no random draw)."""
+    written = ticket.slot_values.get("amount")
+    if written is not None:
+        try:
+            return float(str(written).replace(",", "").lstrip("$"))
+        except ValueError:
+            pass
+    return 15.0 + (ticket.id * 7919 % 18_500) / 100
+
+
+def refund_owed(ticket: Ticket) -> bool:
+    """Whether the ticket's case entitles the customer to a refund (its workflow has a refund step)."""
+    requirement = ticket.requirement
+    return not REFUND_TOOLS.isdisjoint(requirement.steps + requirement.specialist)
+
+
+def refund_verdict(ticket: Ticket, amount: float | None) -> str:
+    """A refund of ``amount`` (None: the amount owed, as built-in and vector-mode agents mean it) on
+    ``ticket``: ``"right"``, ``"wrong_amount"`` (more than :data:`REFUND_TOLERANCE` off the amount on
+    record: a wrong step, the refund owed is still missing) or ``"not_due"`` (the case owes nothing:
+    collateral damage)."""
+    if not refund_owed(ticket):
+        return "not_due"
+    if amount is not None and abs(amount - amount_on_record(ticket)) > REFUND_TOLERANCE:
+        return "wrong_amount"
+    return "right"
 
 
 class TicketFactory:

@@ -94,6 +94,12 @@ class ParsedCall:
         """What the call says to the customer: ``respond_user``'s message, ``ask_customer``'s question."""
         return self.arguments.get(_SAYS.get(self.name, ""))
 
+    @property
+    def amount(self) -> float | None:
+        """A refund's amount (``initiate_refund``, ``approve_refund``); None for other tools."""
+        value = self.arguments.get("amount")
+        return float(value) if value is not None else None
+
 
 def _spec(name: str, description: str, properties: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {
