@@ -7,6 +7,7 @@ import json
 import pytest
 
 import csr_marl
+from csr_marl.sim.tickets import amount_on_record
 from csr_marl.policies import HeuristicPolicy
 from csr_marl.sim.decisions import Phase, decode_triage
 from csr_marl.text import TextSession, ToolCallError, parse_call, tool_specs
@@ -26,6 +27,8 @@ def as_tool_call(decision, action: int) -> tuple[str, str]:
     if decision.phase is Phase.PICK:
         return "pick_ticket", json.dumps({"ticket_id": decision.slots[action].id})
     tool = decision.tool(action)
+    if tool in ("initiate_refund", "approve_refund"):  # the amount on record, as the lookups show it
+        return tool, json.dumps({"amount": amount_on_record(decision.ticket)})
     return tool, json.dumps(ARGUMENTS.get(tool, {}))
 
 

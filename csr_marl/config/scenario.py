@@ -339,6 +339,12 @@ class Rewards(_Frozen):
     routing_wrong: float = -0.2
     step_needed: float = 0.2
     step_wasted: float = -0.1
+    labels_against_chance: bool = Field(
+        default=True,
+        description="triage's wrong category or route costs right x p / (1 - p), p the share of tickets "
+        "the chosen label is right for, so a label chosen without reading earns nothing on average "
+        "(false: a wrong category earns 0 and a wrong route routing_wrong)",
+    )
     collateral_damage: float = Field(
         default=-0.3,
         description="a refund the case does not owe (csr_marl.sim.tickets.refund_verdict): it costs more "

@@ -73,6 +73,7 @@ class ContactCenter:
         # Moods, customer replies and reply grades; ``grader`` replaces the rubric (e.g. an LLM judge).
         self.customers = CustomerModel(scenario.customers.sentiment, grader)
         self.moods = self.customers.sentiment is not None  # moods off: no customer reacts to anything
+        self._odds: tuple[dict[str, float], dict[str, float]] | None = None  # label odds for triage rewards
         # What staff said and customers answered, for the language interface: a list to append
         # ``(kind, agent, ticket, payload)`` events to, or None (nobody listens, nothing is kept).
         self.transcript: list[tuple[str, str, Ticket, dict[str, Any]]] | None = None
@@ -480,15 +481,32 @@ class ContactCenter:
         right_category = category == ticket.true_category
         distance = abs(PRIORITIES.index(priority) - PRIORITIES.index(ticket.true_priority))
         right_route = (route == "escalation") == ticket.requirement.needs_escalation
-        self.rewards.add("classification", w.classification_right if right_category else 0.0, agent)
+        if w.labels_against_chance:  # a blind guess earns nothing on average (Rewards.labels_against_chance)
+            categories, routes = self._label_odds()
+            category_reward = w.classification_right * (1.0 if right_category else -categories[category])
+            route_reward = w.routing_right * (1.0 if right_route else -routes[route])
+        else:
+            category_reward = w.classification_right if right_category else 0.0
+            route_reward = w.routing_right if right_route else w.routing_wrong
+        self.rewards.add("classification", category_reward, agent)
         self.rewards.add("priority", w.priority_right if distance == 0 else w.priority_wrong_per_level * distance, agent)
-        self.rewards.add("routing", w.routing_right if right_route else w.routing_wrong, agent)
+        self.rewards.add("routing", route_reward, agent)
         if ticket.counted:
             t = self.kpis.triage
             t["triaged"] += 1
             t["category_right"] += right_category
             t["priority_right"] += distance == 0
             t["route_right"] += right_route
+
+    def _label_odds(self) -> tuple[dict[str, float], dict[str, float]]:
+        """p / (1 - p) per category and route, p the share of tickets the label is right for (once)."""
+        odds = self._odds
+        if odds is None:
+            shares = self.factory.label_shares()
+            odds = self._odds = tuple(  # type: ignore[assignment]
+                {label: p / (1.0 - p) if p < 1.0 else 0.0 for label, p in share.items()} for share in shares
+            )
+        return odds
 
     def route_after_triage(self, ticket: Ticket, category: str, priority: str, route: str) -> None:
         ticket.assigned_category = category

@@ -360,7 +360,7 @@ def _resolution_items(done: tuple[str, ...], revealed: tuple[tuple[str, str], ..
             continue  # diagnostics are stated through what they revealed; ask_customer is talk
         items.append((tool.replace("_", " "), _alternation(stems), True))
     for fact, value in revealed:
-        stems = wording.FINDING_WORDS.get(value)
+        stems = wording.FINDING_WORDS.get(value) or wording.ACTION_FINDING_WORDS.get(value)
         if stems is None and value not in wording.FINDINGS:  # a value of another bank: its own words
             stems = tuple(re.escape(w) for w in value.split("_") if len(w) >= 4) or (re.escape(value),)
         if stems is not None:

@@ -191,6 +191,22 @@ class TicketFactory:
         # (template, variant, tier) -> subject, body, text, true priority, for templates without slots
         self._fixed: dict[tuple[int, int, str], tuple[str, str, str, str]] = {}
 
+    def label_shares(self) -> tuple[dict[str, float], dict[str, float]]:
+        """The share of this scenario's new tickets in each true category and on each route
+        (``resolver`` / ``escalation``), exactly, from the template and case weights: the chance a
+        label chosen without reading the ticket is right."""
+        categories: dict[str, float] = dict.fromkeys(CATEGORIES, 0.0)
+        routes = {"resolver": 0.0, "escalation": 0.0}
+        total = sum(t.weight for t in self._templates)
+        for template, issues in zip(self._templates, self._issues):
+            share = template.weight / total
+            categories[template.category] += share
+            cases = sum(case.weight for case in template.cases)
+            for case, (_, requirement, _) in zip(template.cases, issues):
+                route = "escalation" if requirement.needs_escalation else "resolver"
+                routes[route] += share * case.weight / cases
+        return categories, routes
+
     def new(self, now: float) -> Ticket:
         u = self._u
         ti = u.choice(self._template_cdf) if self._n_templates > 1 else 0

@@ -75,6 +75,8 @@ _WORK_TOOLS: dict[str, tuple[str, dict[str, dict[str, Any]]]] = {
 
 
 _SAYS = {"respond_user": "message", "ask_customer": "question"}
+#: The seeds' names for this contact center's labels, accepted in ``classify`` (unambiguous ones only).
+LABEL_ALIASES: dict[str, dict[str, str]] = {"category": {"logistics": "shipping"}}
 
 
 class ToolCallError(ValueError):
@@ -156,6 +158,10 @@ def parse_call(decision: Decision, name: Any, arguments: Any) -> ParsedCall:
         raise ToolCallError(f"{quote(name)} is not a tool you can use now; use one of: {', '.join(offered)}")
     spec, to_action = offered[name]
     args = _arguments(name, arguments)
+    for key, aliases in LABEL_ALIASES.items():
+        value = args.get(key)
+        if name == "classify" and isinstance(value, str) and value in aliases:
+            args[key] = aliases[value]
     schema = spec["function"]["parameters"]
     properties: dict[str, dict[str, Any]] = schema["properties"]
     unknown = sorted(key if len(key) <= _QUOTE_CHARS else quote(key) for key in args if key not in properties)
