@@ -14,7 +14,7 @@ from csr_marl import load_scenario
 from csr_marl.policies.base import make_policy
 from csr_marl.sim.center import ContactCenter
 from csr_marl.sim.decisions import Phase, encode_triage
-from csr_marl.sim.tickets import amount_on_record, refund_verdict
+from csr_marl.sim.tickets import Refund, amount_on_record, refund_verdict
 from csr_marl.text.adversarial import ADVERSARIES, DEFAULT_DAY, DEFAULT_DAY_OVERRIDES, SUITE, run_suite
 from csr_marl.text.tasks import GRPO_TASKS, task_roles, task_session
 
@@ -108,11 +108,15 @@ def test_a_refund_is_checked_against_the_amount_on_record() -> None:
         session.reset(seed=seed)
         ticket = session.decision.ticket
         owed = amount_on_record(ticket)
-        verdicts = {refund_verdict(ticket, amount) for amount in (None, owed, owed + 0.005)}
+        verdicts = {refund_verdict(ticket, refund) for refund in (None, Refund(owed), Refund(owed + 0.005))}
         if verdicts == {"not_due"}:
             continue
         assert verdicts == {"right"}
-        assert refund_verdict(ticket, 0.0) == refund_verdict(ticket, 1e6) == "wrong_amount"
+        assert refund_verdict(ticket, Refund(0.0)) == refund_verdict(ticket, Refund(1e6)) == "wrong_amount"
+        order = ticket.slot_values.get("order_id") or ticket.slot_values.get("invoice_id")
+        if order:
+            assert refund_verdict(ticket, Refund(owed, f"#{order}")) == "right"
+            assert refund_verdict(ticket, Refund(owed, "1234567890")) == "wrong_order"
 
 
 def test_a_refund_not_owed_costs_more_than_a_missed_step() -> None:

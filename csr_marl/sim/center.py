@@ -42,7 +42,7 @@ from .random import RandomStreams, Sampler, UniformStream, make_sampler
 from .result import SimulationResult
 from .rewards import RewardLedger, WaitingMeter
 from .staff import PICK_ACTIONS, Staff, shift_process, staff_process
-from .tickets import REFUND_TOOLS, Ticket, TicketFactory, refund_verdict
+from .tickets import REFUND_TOOLS, Refund, Ticket, TicketFactory, refund_verdict
 from .work import charge_ticket
 
 
@@ -250,15 +250,15 @@ class ContactCenter:
         decision.event.succeed(slots[0] if slots else None)
 
     def decide(
-        self, action: int, decision: Decision | None = None, *, text: str | None = None, amount: float | None = None
+        self, action: int, decision: Decision | None = None, *, text: str | None = None, refund: Refund | None = None
     ) -> None:
         """Answer ``decision`` (by default the pending one) with ``action``, a legal index for its role.
 
         ``text`` is what the staff member writes with a work tool: the message of ``respond_user``
         (graded when the reply is sent; None sends the documented reply) or the question of
-        ``ask_customer`` (None asks about the next open topic). ``amount`` is a refund's amount
-        (None: the amount owed); a wrong amount is a wrong step and a refund that is not owed is
-        collateral damage (:func:`~csr_marl.sim.tickets.refund_verdict`).
+        ``ask_customer`` (None asks about the next open topic). ``refund`` is a refund's amount and
+        order (None: what is owed); a wrong amount or order is a wrong step and a refund that is not
+        owed is collateral damage (:func:`~csr_marl.sim.tickets.refund_verdict`).
 
         A pick whose ticket was taken by a colleague answered earlier in the same epoch takes the
         first of its visible tickets still waiting, or, if none is, nobody (the staff member waits for
@@ -275,7 +275,7 @@ class ContactCenter:
         if decision.phase is Phase.WORK:
             assert decision.ticket is not None
             decision.ticket.said = text
-            decision.ticket.offered = amount
+            decision.ticket.offered = refund
         self._resolve(decision, int(action))
 
     def answer_inline(self, policy: Callable[[Decision], int] | None) -> None:
@@ -568,14 +568,14 @@ class ContactCenter:
         needed = ticket.is_needed(tool)
         verdict = "right"
         if tool in REFUND_TOOLS:
-            amount, ticket.offered = ticket.offered, None
-            verdict = refund_verdict(ticket, amount)
+            refund, ticket.offered = ticket.offered, None
+            verdict = refund_verdict(ticket, refund)
             needed = needed and verdict == "right"
         reward = w.collateral_damage if verdict == "not_due" else w.step_needed if needed else w.step_wasted
         self.rewards.add("step", reward, agent)
         if not needed:
             self.customers.wasted_step(ticket)
-        if tool not in ticket.done and verdict != "wrong_amount":  # a wrong amount leaves the refund owed
+        if tool not in ticket.done and not verdict.startswith("wrong"):  # a wrong refund leaves it owed
             ticket.done.append(tool)
         fact = _FACT_OF.get(tool)
         if fact is not None and fact in ticket.facts:

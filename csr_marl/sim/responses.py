@@ -37,7 +37,13 @@ part                weight earned when
 =================== ====== ==================================================================================
 
 A part that does not apply (no identifier, no amount, nothing to state) is earned. Action statements and
-claims count only in clauses without a negation ("we could not refund" claims nothing).
+claims count only in clauses without a negation ("we could not refund" claims nothing). What the
+resolution asks for is what only reading and the lookups reveal: each revealed value, in its own
+words (a pending hold, a duplicate capture, a lost parcel, ...), and each action taken.
+
+**Identifiers are not news** (scoring v2): the ``name``, ``case_id`` and ``amount`` parts count in
+proportion to the share of the resolution the reply states, so a reply that only copies the name,
+order and amount from the ticket (a filled-in template) earns what the canned reply earns.
 
 **Guards** multiply the sum of the parts (``score = sum(parts) * factor``, clipped to [0, 0.5]; the
 product of the factors that apply is ``ReplyGrade.factor``, each with a note):
@@ -49,7 +55,12 @@ product of the factors that apply is ``ReplyGrade.factor``, each with a note):
 * ``stuffing`` x0.3 -- rubric vocabulary is more than 30% of the words (at least 5 hits), a content word
   makes up 10% of the reply (5 times or more), or a three-word phrase repeats 3 times;
 * ``shouting`` x0.5 -- "!!", two or more words of 4+ capitals (acronyms such as USPS or GDPR aside), or
-  over 60% capital letters.
+  over 60% capital letters;
+* ``false findings`` x0.2 -- the reply states (in affirmed clauses) findings of two or more values the
+  lookups did not reveal for this ticket (a "pending hold" on a duplicate capture, "in transit" on a
+  payment): a reply that lists every possible finding is graded as the false claim it is;
+* ``echo`` x0.2 -- at least half of the reply's three-word phrases come from the customer's own
+  message.
 
 **Upset** (:func:`is_upset`): sentiment below :data:`UPSET_BELOW` (-0.3, the default of
 ``customers.sentiment.upset_below``), a returning contact (``contact > 0``), or anger or urgency in the

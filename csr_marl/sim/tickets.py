@@ -7,7 +7,8 @@ Policies and observation encoders must read only the visible part.
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, NamedTuple
 
 from ..config.domain import CATEGORIES, DIAGNOSTIC_TOOLS, PRIORITIES, TIERS, raise_priority
 from ..config.scenario import Scenario
@@ -57,7 +58,7 @@ class Ticket:
         self.questions: list[str] = []  # topics the customer was asked about (ask_customer)
         self.dialogue: list[tuple[str, str]] = []  # (question, the customer's reply)
         self.said: str | None = None  # what the staff member wrote with the tool in progress
-        self.offered: float | None = None  # the amount of the refund in progress (None: the amount owed)
+        self.offered: Refund | None = None  # the refund in progress (None: the amount owed)
         self.grade: Any = None  # the grade of the reply that closed this contact
         self.loud: bool | None = None  # anger or shouting in the text (None: not scanned yet)
         self.grade_key: tuple | None = None  # the fixed part of the documented reply's cache key
@@ -128,15 +129,34 @@ def refund_owed(ticket: Ticket) -> bool:
     return not REFUND_TOOLS.isdisjoint(requirement.steps + requirement.specialist)
 
 
-def refund_verdict(ticket: Ticket, amount: float | None) -> str:
-    """A refund of ``amount`` (None: the amount owed, as built-in and vector-mode agents mean it) on
-    ``ticket``: ``"right"``, ``"wrong_amount"`` (more than :data:`REFUND_TOLERANCE` off the amount on
-    record: a wrong step, the refund owed is still missing) or ``"not_due"`` (the case owes nothing:
-    collateral damage)."""
+class Refund(NamedTuple):
+    """A refund's arguments: its amount and the order (or invoice) it is for; None: what is owed."""
+
+    amount: float | None = None
+    order: str | None = None
+
+
+def _digits(value: str) -> str:
+    runs = re.findall(r"\d+", value)
+    return max(runs, key=len) if runs else value.strip().lower()
+
+
+def refund_verdict(ticket: Ticket, refund: Refund | None) -> str:
+    """A refund (None: the amount owed on the customer's order, as built-in and vector-mode agents
+    mean it) on ``ticket``: ``"right"``; ``"wrong_amount"`` (more than :data:`REFUND_TOLERANCE` off the
+    amount on record) or ``"wrong_order"`` (an order or invoice that is not the customer's): a wrong
+    step, the refund owed is still missing; or ``"not_due"`` (the case owes nothing: collateral
+    damage)."""
     if not refund_owed(ticket):
         return "not_due"
-    if amount is not None and abs(amount - amount_on_record(ticket)) > REFUND_TOLERANCE:
+    if refund is None:
+        return "right"
+    if refund.amount is not None and abs(refund.amount - amount_on_record(ticket)) > REFUND_TOLERANCE:
         return "wrong_amount"
+    if refund.order is not None:
+        theirs = {_digits(ticket.slot_values[key]) for key in ("order_id", "invoice_id") if key in ticket.slot_values}
+        if _digits(refund.order) not in theirs:
+            return "wrong_order"
     return "right"
 
 

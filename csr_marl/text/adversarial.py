@@ -19,6 +19,7 @@ policy                    what it does instead of the work
 ``skip_lookups``          no lookups: the documented reply at once (it states nothing found)
 ``refund_zero``           the careful lookups and reply, but a refund of $0 on every ticket
 ``refund_huge``           the careful lookups and reply, but a refund of $1,000,000 on every ticket
+``refund_wrong_order``    the careful lookups and reply, but a refund for another order on every ticket
 ``refund_everything``     the careful lookups and reply, plus a refund of the amount on record on every ticket
 ``escalate_first``        every ticket to the desk at once: routed there at triage, escalated unread
 ``constant_labels``       triage: the same labels for every ticket (general, low, resolver)
@@ -48,7 +49,8 @@ from .tasks import task_roles
 
 ADVERSARIES: tuple[str, ...] = (
     "handoff", "every_tool_handoff", "every_tool_universal", "universal_reply", "echo", "fill_in_the_blanks",
-    "skip_lookups", "refund_zero", "refund_huge", "refund_everything", "escalate_first", "constant_labels",
+    "skip_lookups", "refund_zero", "refund_huge", "refund_wrong_order", "refund_everything", "escalate_first",
+    "constant_labels",
     "declared_labels", "ask_spam",
 )
 #: Every policy of the suite: the ladder first, then the adversaries.
@@ -156,7 +158,7 @@ def adversary(name: str, session: TextSession, seed: int) -> Chooser:
             return "respond_user", {"message": reply(decision)}
         return choose
 
-    def refunding(amount: Callable[[Decision], float], every: bool) -> Chooser:
+    def refunding(amount: Callable[[Decision], float], every: bool, order: str | None = None) -> Chooser:
         careful_work = replying(lambda decision: documented_reply(decision.ticket), canned)
 
         def choose(decision: Decision, calls: int) -> Call:
@@ -166,10 +168,13 @@ def adversary(name: str, session: TextSession, seed: int) -> Chooser:
             ticket = decision.ticket
             assert ticket is not None
             legal = {decision.tool(a) for a in decision.legal}
+            arguments: dict[str, Any] = {"amount": amount(decision)}
+            if order is not None:
+                arguments["order_id"] = order
             if every and call[0] == "respond_user" and "initiate_refund" in legal and "initiate_refund" not in ticket.done:
-                return "initiate_refund", {"amount": amount(decision)}
+                return "initiate_refund", arguments
             if call[0] in ("initiate_refund", "approve_refund"):
-                return call[0], {"amount": amount(decision)}
+                return call[0], arguments
             return call
         return choose
 
@@ -207,6 +212,9 @@ def adversary(name: str, session: TextSession, seed: int) -> Chooser:
         "skip_lookups": lambda: at_once(lambda decision: documented_reply(decision.ticket)),
         "refund_zero": lambda: refunding(lambda decision: 0.0, every=True),
         "refund_huge": lambda: refunding(lambda decision: 1_000_000.0, every=True),
+        "refund_wrong_order": lambda: refunding(
+            lambda decision: amount_on_record(decision.ticket), every=True, order="#1000001"
+        ),
         "refund_everything": lambda: refunding(lambda decision: amount_on_record(decision.ticket), every=True),
         "escalate_first": lambda: escalating,
         "constant_labels": lambda: labelling({"category": "general", "priority": "low", "route": "resolver"}),

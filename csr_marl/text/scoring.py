@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 from ..config.domain import PRIORITIES
 from ..sim.decisions import Decision, Phase, decode_triage
-from ..sim.tickets import REFUND_TOOLS, Ticket, refund_verdict
+from ..sim.tickets import REFUND_TOOLS, Refund, Ticket, refund_verdict
 
 #: The version of the text tasks' scoring (this module and the reply rubric); 1 until the hand-off,
 #: free-label and refund exploits were closed.
@@ -81,9 +81,9 @@ class EpisodeScore:
         self.max_tickets = max_tickets
         self.tickets: dict[int, _TicketRecord] = {}
 
-    def call(self, decision: Decision, action: int | None, amount: float | None = None) -> None:
-        """The caller answered ``decision`` with ``action`` (None: the call was refused); ``amount`` is
-        a refund's amount (None: the amount owed)."""
+    def call(self, decision: Decision, action: int | None, refund: Refund | None = None) -> None:
+        """The caller answered ``decision`` with ``action`` (None: the call was refused); ``refund`` is
+        a refund's amount and order (None: what is owed)."""
         ticket = decision.ticket
         if ticket is None:  # a pick starts work, it is not graded on its own
             return
@@ -110,7 +110,7 @@ class EpisodeScore:
             needs = ticket.requirement.needs_escalation
             record.handed_over, record.hand_over_right = tool, needs if tool == "escalate_issue" else not needs
         elif tool in REFUND_TOOLS:
-            verdict = refund_verdict(ticket, amount)
+            verdict = refund_verdict(ticket, refund)
             record.collateral += verdict == "not_due"
             if verdict == "right":
                 record.steps.add(tool)

@@ -176,8 +176,8 @@ class TextSession:
             return self._refuse(decision, str(refusal))
         self._refused = 0
         self._record(decision, call.action, call.arguments)
-        self._score.call(decision, call.action, call.amount)
-        driver.act(call.action, call.text, call.amount)
+        self._score.call(decision, call.action, call.refund)
+        driver.act(call.action, call.text, call.refund)
         self._colleagues_act()
         info = self._drain()
         return self._step(agent, info)
