@@ -72,7 +72,11 @@ def scripted_call(text: str, tools: list[dict[str, Any]]) -> tuple[str, dict[str
     closing = f" for order #{order.group(1)}." if order else "."
     name = re.search(r"Ticket #\d+ from (\w+)", text)
     greeting = f"Hi {name.group(1)}, " if name else ""
-    return "respond_user", {"message": greeting + "thanks for your patience: this is sorted now" + closing}
+    found_words = ", ".join(value.replace("_", " ") for value in facts.values())
+    said = f"I looked into it and found: {found_words}. " if found_words else ""
+    if "initiate_refund" in done:
+        said += "I have refunded the amount to your card. "
+    return "respond_user", {"message": greeting + said + "Thanks for your patience: this is sorted now" + closing}
 
 
 def in_process_day(seed: int) -> dict[str, Any]:

@@ -59,7 +59,7 @@ FINDING_WORDS: dict[str, tuple[str, ...]] = {
 # What explains a revealed value that calls for an action: a reply states the finding beside the action
 # (only the lookup reveals it). Not used to detect false findings: these words are too common for that.
 ACTION_FINDING_WORDS: dict[str, tuple[str, ...]] = {
-    "delayed": ("delay", "late", "past (?:its|the) (?:promised|expected)"),
+    "delayed": ("delay", "late", "stuck", "held up", "hub", "past (?:its|the) (?:promised|expected)"),
     "delivered_not_received": ("no proof", "scanned", "marked (?:as )?delivered", "shows? (?:as )?delivered"),
     "lost": ("lost", "missing"),
     "damaged_in_transit": ("damag", "broken"),

@@ -374,6 +374,8 @@ def _resolution_items(done: tuple[str, ...], revealed: tuple[tuple[str, str], ..
         stems = wording.FINDING_WORDS.get(value) or wording.ACTION_FINDING_WORDS.get(value)
         if stems is None and value not in wording.FINDINGS:  # a value of another bank: its own words
             stems = tuple(re.escape(w) for w in value.split("_") if len(w) >= 4) or (re.escape(value),)
+        elif stems is not None:  # the value named as such ("duplicate capture") states it too
+            stems = (*stems, re.escape(value.replace("_", " ")))
         if stems is not None:
             items.append((f"{fact.replace('_', ' ')} {value.replace('_', ' ')}", _alternation(stems), False))
     if len(_ITEMS) > 4096:
