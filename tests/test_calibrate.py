@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from extras import need
+
 import csr_marl
 from csr_marl.cli import app
 from csr_marl.whatif import StudyError
 from csr_marl.whatif.calibrate import Contact, calibrate, fit_handle_times, fit_patience, read_contact_log
 
-pytest.importorskip("scipy")
+need("scipy")
 runner = CliRunner()
 PROFILE = [[0, 90], [120, 150], [240, 60]]
 TRUTH = {

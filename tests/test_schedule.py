@@ -7,12 +7,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from extras import need
+
 import csr_marl
 from csr_marl.cli import app
 from csr_marl.whatif import StudyError
 from csr_marl.whatif.schedule import ShiftTemplate, read_requirements, shift_templates, solve_schedule
 
-pytest.importorskip("ortools")
+need("ortools")
 runner = CliRunner()
 
 

@@ -23,7 +23,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("openenv", reason="the serve extra is not installed: pip install -e \".[serve]\"")
+from extras import need
+
+need("openenv")
 
 from openenv import GenericEnvClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402

@@ -7,6 +7,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
+from extras import need
+
 import csr_marl
 from csr_marl.whatif import InlineExecutor, Replication, StudyError, make_executor, run_replications
 from csr_marl.whatif.executors import executor_scope, local_cpus
@@ -64,7 +66,7 @@ def test_missing_ray_names_the_extra(monkeypatch) -> None:
 
 
 def test_ray_tasks_match_the_process_pool(inline_results) -> None:
-    ray = pytest.importorskip("ray")
+    ray = need("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         executor = make_executor("ray")  # joins the running session, leaves it running
