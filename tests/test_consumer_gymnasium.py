@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from extras import need
+
 import csr_marl
 import csr_marl.envs
 
@@ -26,7 +28,7 @@ def test_gymnasium_check_env_passes(env_id):
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_stable_baselines3_check_env_passes(env_id):
-    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    sb3_checker = need("stable_baselines3.common.env_checker")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # SB3 warns about anything a learner would trip on
         sb3_checker.check_env(gym.make(env_id, **SHORT).unwrapped)
@@ -75,7 +77,7 @@ def test_an_unmasked_learner_pays_for_illegal_actions_and_the_episode_goes_on():
 
 
 def test_sb3_ppo_trains_on_a_task():
-    sb3 = pytest.importorskip("stable_baselines3")
+    sb3 = need("stable_baselines3")
     env = gym.make("csr_marl/Resolve-v2", **SHORT)
     model = sb3.PPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=2, seed=0, device="cpu")
     model.learn(total_timesteps=256)
@@ -86,7 +88,7 @@ def test_sb3_ppo_trains_on_a_task():
 
 @pytest.mark.parametrize("env_id", ["csr_marl/Classify-v2", "csr_marl/Resolver-v2"])
 def test_sb3_contrib_maskable_ppo_trains_and_acts_legally(env_id):
-    contrib = pytest.importorskip("sb3_contrib")
+    contrib = need("sb3_contrib")
     from sb3_contrib.common.maskable.utils import get_action_masks
 
     env = gym.make(env_id, **SHORT)

@@ -6,10 +6,12 @@ import math
 
 import pytest
 
+from extras import need
+
 import csr_marl
 
-ray = pytest.importorskip("ray")
-pytest.importorskip("ray.rllib")
+ray = need("ray", "consumers")
+need("ray.rllib", "consumers")
 from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
 from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv  # noqa: E402
 from ray.tune.registry import register_env  # noqa: E402

@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 import pytest
 from env_helpers import SHORT
+from extras import need
 
 import csr_marl
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("tianshou")
+torch = need("torch", "consumers")
+need("tianshou", "consumers")
 from credit_helpers import credited_to_learners, random_episode, replayed_returns  # noqa: E402
 from tianshou.algorithm import PPO  # noqa: E402
 from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy  # noqa: E402

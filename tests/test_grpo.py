@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from extras import need
+
 from csr_marl.grpo import ContactCenterToolEnv, environment_factory
 from csr_marl.text.tasks import GRPO_TASKS
 
@@ -69,7 +71,7 @@ def test_every_grpo_task_resets_to_a_turn(task: str) -> None:
 # --- GRPO with TRL ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny() -> tuple[Any, Any]:
-    pytest.importorskip("trl")
+    need("trl")
     from csr_marl.grpo import tiny as build
 
     tokenizer = build.build_tokenizer(build.corpus([TASK], range(40)), vocab_size=2048)
@@ -140,7 +142,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pytest.importorskip("openenv")
+    need("openenv")
     port = free_port()
     log = tmp_path_factory.mktemp("grpo_serve") / "server.log"
     command = [sys.executable, "-m", "csr_marl", "serve", "--port", str(port), "--scenario", TASK,

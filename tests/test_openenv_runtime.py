@@ -22,8 +22,10 @@ from typing import Any
 
 import pytest
 
+from extras import need
+
 ROOT = Path(__file__).resolve().parents[1]
-pytest.importorskip("openenv")
+need("openenv")
 
 from openenv.validation.providers import ExecResult, StartupError  # noqa: E402
 from openenv.validation.runner import run_validation  # noqa: E402

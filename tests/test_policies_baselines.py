@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from extras import need
+
 import csr_marl
 from csr_marl.policies import make_policy, policy_names
 from csr_marl.sim.center import ContactCenter
@@ -38,7 +40,7 @@ def test_declared_label_triage_copies_the_customer_s_labels():
 
 
 def test_the_text_classifier_knows_only_the_train_split_and_reads_held_out_text_better_than_the_labels():
-    pytest.importorskip("sklearn")
+    need("sklearn")
     from csr_marl.policies.baselines import TextClassifier
 
     scenario = csr_marl.load_scenario("tasks/classify", overrides=HELD_OUT)
@@ -58,7 +60,7 @@ def classifier_bank(scenario):
 
 
 def test_a_held_out_split_and_a_train_split_share_one_fitted_classifier():
-    pytest.importorskip("sklearn")
+    need("sklearn")
     from csr_marl.policies.baselines import TextClassifier
 
     held_out = csr_marl.load_scenario("tasks/classify", overrides=HELD_OUT)

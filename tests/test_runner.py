@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("openai")
+from extras import need
+
+need("openai")
 
 from chat_server import ChatServer, Reply, text, tool_call  # noqa: E402
 

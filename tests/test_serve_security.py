@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("openenv", reason="the serve extra is not installed: pip install -e \".[serve]\"")
+from extras import need
+
+need("openenv")
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402

@@ -15,6 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from extras import need
+
 from csr_marl.text import TextSession
 from csr_marl.text.pettingzoo import TextContactCenterEnv
 from csr_marl.text.players import tool_call_of
@@ -150,7 +152,7 @@ def test_agent_reply_of_a_hundred_thousand_brackets_is_no_call() -> None:
 
 
 def test_csr_marl_agent_survives_a_model_that_answers_brackets(tmp_path) -> None:
-    pytest.importorskip("openai")  # the llm extra
+    need("openai")
     """The model answers ``"[" * 100000`` as content and as a tool call's arguments: refusals, exit 0."""
     import subprocess
     import sys

@@ -36,7 +36,7 @@ from ..text.tools import quote
 from ..text.tasks import task_roles
 from ..whatif.store import json_safe
 from .deps import require_serve_extra
-from .guard import SERVER_STOPPING, ClientError, ServerLimits, checked_overrides, short
+from .guard import SERVER_STOPPING, ClientError, ServerLimits, check_override_cost, checked_overrides, short
 
 require_serve_extra()  # one line naming the extra, not a bare ModuleNotFoundError
 
@@ -227,6 +227,7 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
             raise SessionOptionError("reset: overrides must be a mapping of dotted keys to values")
         if overrides is not None:
             overrides = checked_overrides(overrides)
+            check_override_cost(overrides, self.limits.max_override_entries)
         if isinstance(colleagues, Mapping):
             colleagues = dict(colleagues)
         if roles is None and scenario is not None and scenario != defaults.scenario:

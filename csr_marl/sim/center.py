@@ -35,7 +35,7 @@ from ..config.scenario import Scenario
 from .arrivals import arrival_times
 from .customers import CustomerModel, Grader
 from .decisions import ASKED, ROLE_TOOLS, Decision, IllegalActionError, Phase
-from .intervals import IntervalKpis
+from .intervals import IntervalKpis, staffed_minutes
 from .kpis import KpiAccumulator, TicketLog, headline_queue_of
 from .queues import TicketQueue
 from .random import RandomStreams, Sampler, UniformStream, make_sampler
@@ -471,7 +471,7 @@ class ContactCenter:
         if not shifts:
             return 0.0
         staffing = self.scenario.staffing
-        edges = sorted({start, until, *(c.at_minute for c in shifts if start < c.at_minute < until)})
+        edges = (start, *staffing.changes_between(start, until), until)
         return sum(
             b - a for a, b in zip(edges, edges[1:]) if staff.index >= staffing.headcount_at(staff.role, a)
         )
@@ -680,11 +680,7 @@ class ContactCenter:
             )
 
     def _staffed_minutes(self, role: str, end: float) -> float:
-        staffing = self.scenario.staffing
-        edges = sorted({self.warmup, end, *(c.at_minute for c in staffing.shifts if self.warmup < c.at_minute < end)})
-        return sum(
-            staffing.headcount_at(role, a) * (b - a) for a, b in zip(edges, edges[1:])
-        )
+        return staffed_minutes(self.scenario.staffing, role, self.warmup, end)
 
     def _finish(self, end: float) -> None:
         self.end_time = end
