@@ -14,7 +14,6 @@ intervals and the targets; ``--write`` writes ``benchmarks/results/adversarial_s
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import socket
@@ -25,17 +24,17 @@ import urllib.request
 from pathlib import Path
 
 from csr_marl.analysis.stats import mean_ci
-from csr_marl.text.adversarial import ADVERSARIES, DEFAULT_DAY, DEFAULT_DAY_OVERRIDES, SUITE, SuiteRun, run_suite
-from csr_marl.text.tasks import GRPO_TASKS, task_roles
+from csr_marl.text.adversarial import ADVERSARIES, DEFAULT_DAY, DEFAULT_DAY_OVERRIDES, SUITE, SuiteRun, reset_options, run_suite
+from csr_marl.text.tasks import GRPO_TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 TASKS = (*GRPO_TASKS, DEFAULT_DAY)
 
 
-def server_scores(run: SuiteRun, tasks: tuple[str, ...]) -> dict[tuple[str, str, int], float]:
+def server_scores(run: SuiteRun) -> dict[tuple[str, str, int], float]:
     """Every recorded episode replayed over a real ``csr-marl serve``: (task, policy, seed) -> score."""
-    from csr_marl.serve.client import ContactCenterClient, ToolCallAction
+    from csr_marl.serve.replay import replay_episodes
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -55,27 +54,7 @@ def server_scores(run: SuiteRun, tasks: tuple[str, ...]) -> dict[tuple[str, str,
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise SystemExit("csr-marl serve did not come up") from None
                 time.sleep(0.3)
-
-        async def replay_all() -> dict[tuple[str, str, int], float]:
-            scores = {}
-            async with ContactCenterClient(base_url=url) as env:
-                for (task, policy, seed), calls in run.calls.items():
-                    if task not in tasks:
-                        continue
-                    options = (
-                        {"scenario": DEFAULT_DAY, "overrides": dict(DEFAULT_DAY_OVERRIDES),
-                         "roles": ["triage", "resolver", "escalation"]}
-                        if task == DEFAULT_DAY else {"scenario": task, "roles": list(task_roles(task))}
-                    )
-                    result = await env.reset(seed=seed, **options)
-                    for name, arguments in calls:
-                        if result.done:
-                            break
-                        result = await env.step(ToolCallAction(tool=name, arguments=arguments))
-                    scores[(task, policy, seed)] = result.observation.score
-            return scores
-
-        return asyncio.run(replay_all())
+        return replay_episodes(url, run.calls, reset_options)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -142,7 +121,7 @@ def main() -> None:
     seconds = time.perf_counter() - started
     same = "not checked in this run (`--server`)."
     if args.server:
-        served = server_scores(run, TASKS)
+        served = server_scores(run)
         differ = [key for key, score in served.items() if score != run.scores[key[:2]][run.seeds.index(key[2])]]
         same = (f"all {len(served)} episodes scored identically to the in-process run." if not differ
                 else f"{len(differ)} of {len(served)} episodes differ, e.g. {differ[:3]}.")

@@ -4,7 +4,6 @@ the RL team reward's triage and hand-off."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +14,8 @@ from csr_marl.policies.base import make_policy
 from csr_marl.sim.center import ContactCenter
 from csr_marl.sim.decisions import Phase, encode_triage
 from csr_marl.sim.tickets import Refund, amount_on_record, refund_verdict
-from csr_marl.text.adversarial import ADVERSARIES, DEFAULT_DAY, DEFAULT_DAY_OVERRIDES, SUITE, run_suite
-from csr_marl.text.tasks import GRPO_TASKS, task_roles, task_session
+from csr_marl.text.adversarial import ADVERSARIES, DEFAULT_DAY, SUITE, reset_options, run_suite
+from csr_marl.text.tasks import GRPO_TASKS, task_session
 
 TASKS = (*GRPO_TASKS, DEFAULT_DAY)
 SEEDS = range(20)
@@ -50,28 +49,11 @@ def test_the_server_scores_every_episode_as_the_process_does(tmp_path: Path) -> 
     pytest.importorskip("openenv", reason="needs the serve extra: pip install -e '.[serve]'")
     from serve_helpers import running_server
 
-    from csr_marl.serve.client import ContactCenterClient, ToolCallAction
+    from csr_marl.serve.replay import replay_episodes
 
     run = run_suite(TASKS, range(5))
-
-    async def replay(url: str) -> dict:
-        scores = {}
-        async with ContactCenterClient(base_url=url) as env:
-            for (task, policy, seed), calls in run.calls.items():
-                options = (
-                    {"scenario": DEFAULT_DAY, "overrides": dict(DEFAULT_DAY_OVERRIDES)}
-                    if task == DEFAULT_DAY else {"scenario": task}
-                )
-                result = await env.reset(seed=seed, roles=list(task_roles(task, default=("triage", "resolver", "escalation"))), **options)
-                for name, arguments in calls:
-                    if result.done:
-                        break
-                    result = await env.step(ToolCallAction(tool=name, arguments=arguments))
-                scores[(task, policy, seed)] = result.observation.score
-        return scores
-
     with running_server(tmp_path / "server.log") as served:
-        served_scores = asyncio.run(replay(served.url))
+        served_scores = replay_episodes(served.url, run.calls, reset_options)
     differ = {key: score for key, score in served_scores.items() if score != run.scores[key[:2]][key[2]]}
     assert not differ and len(served_scores) == len(TASKS) * len(SUITE) * 5, differ
 

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config.domain import ROLES
 from ..sim.decisions import Decision, Phase, decode_triage
 from ..sim.reply_wording import FINDING_WORDS
 from ..sim.responses import documented_reply
@@ -73,36 +74,38 @@ def _plain(stem: str) -> str:
 EVERY_FINDING = ", ".join(dict.fromkeys(_plain(s) for stems in FINDING_WORDS.values() for s in stems if _plain(s)))
 
 
-def universal_reply(decision: Decision) -> str:
-    """One reply for any ticket: the name, an id and an amount found by regex, every finding word."""
+def _blanks(decision: Decision) -> tuple[str, str | None, str | None]:
+    """The customer's name, and an order id and an amount pulled from the ticket's text by regex."""
     ticket = decision.ticket
     assert ticket is not None
-    text = ticket.text
-    found_id = _ID.search(text)
-    found_amount = _AMOUNT.search(text)
-    facts = []
-    if found_id:
-        facts.append(f"order #{found_id.group(1)}")
-    if found_amount:
-        facts.append(f"the payment of ${found_amount.group(1)}")
+    found_id = _ID.search(ticket.text)
+    found_amount = _AMOUNT.search(ticket.text)
+    return (
+        ticket.customer, f"order #{found_id.group(1)}" if found_id else None,
+        f"${found_amount.group(1)}" if found_amount else None,
+    )
+
+
+def universal_reply(decision: Decision) -> str:
+    """One reply for any ticket: the name, an id and an amount found by regex, every finding word."""
+    name, order, money = _blanks(decision)
+    facts = [order] if order else []
+    if money:
+        facts.append(f"the payment of {money}")
     about = " and ".join(facts) or "your request"
     return (
-        f"Hi {ticket.customer}, I am sorry for the trouble. I have looked into {about}. "
+        f"Hi {name}, I am sorry for the trouble. I have looked into {about}. "
         f"We checked: {EVERY_FINDING}. Thank you for your patience, and please reply if you need anything else."
     )
 
 
 def filled_template(decision: Decision) -> str:
     """A template reply with the blanks filled from the text, claiming a fix without any lookup."""
-    ticket = decision.ticket
-    assert ticket is not None
-    found_id = _ID.search(ticket.text)
-    found_amount = _AMOUNT.search(ticket.text)
-    order = f"order #{found_id.group(1)}" if found_id else "your order"
-    money = f"${found_amount.group(1)}" if found_amount else "the amount"
+    name, order, money = _blanks(decision)
     return (
-        f"Hi {ticket.customer}, I am sorry for the trouble with {order}. Everything is resolved now and "
-        f"{money} has been refunded to you. Thank you for your patience, and please reply if you need more help."
+        f"Hi {name}, I am sorry for the trouble with {order or 'your order'}. Everything is resolved now and "
+        f"{money or 'the amount'} has been refunded to you. Thank you for your patience, and please reply if "
+        "you need more help."
     )
 
 
@@ -236,6 +239,13 @@ class SuiteRun:
     def mean(self, task: str, policy: str) -> float:
         values = self.scores[(task, policy)]
         return sum(values) / len(values)
+
+
+def reset_options(task: str) -> dict[str, Any]:
+    """What a server's ``reset`` needs to play a suite task as :func:`suite_session` does."""
+    if task == DEFAULT_DAY:
+        return {"scenario": DEFAULT_DAY, "overrides": dict(DEFAULT_DAY_OVERRIDES), "roles": list(ROLES)}
+    return {"scenario": task, "roles": list(task_roles(task))}
 
 
 def suite_session(task: str) -> TextSession:
