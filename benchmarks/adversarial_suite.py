@@ -93,6 +93,9 @@ def page(run: SuiteRun, before: dict[str, list[float]], same_on_server: str, sec
         "Targets on every task (scoring v2): every adversarial policy's mean is at most boilerplate's and "
         "at least 0.25 below careful; careful at least 0.85; idle < spam < boilerplate < careful.",
         "",
+        "`refund_wrong_order` has no v1 figure: v1's refund tools took no order. Confidence intervals are "
+        "clipped to [0, 1], where scores lie.",
+        "",
     ]
     for task in TASKS:
         failed = targets(run, task)
@@ -100,13 +103,25 @@ def page(run: SuiteRun, before: dict[str, list[float]], same_on_server: str, sec
         for policy in SUITE:
             values = run.scores[(task, policy)]
             mean, low, high = mean_ci(values)
+            low, high = max(0.0, low), min(1.0, high)  # scores lie in [0, 1]
             old = before.get(f"{task}|{policy}")
             old_text = f"{sum(old) / len(old):.3f}" if old else "--"
             lines.append(f"| {policy} | {old_text} | {mean:.3f} | [{low:.3f}, {high:.3f}] |")
-        closest = max(ADVERSARIES, key=lambda p: run.mean(task, p))
-        margin = run.mean(task, "boilerplate") - run.mean(task, closest)
-        lines += ["", f"- Closest adversary: `{closest}`, {margin:.3f} below boilerplate.",
-                  "- Targets: " + ("**met**" if not failed else "**missed**: " + "; ".join(failed)), ""]
+        # An adversary that plays exactly as boilerplate on every seed has no exploit on this task
+        # (no desk to hand off to, no triage to label): the closest is among the others.
+        boilerplate = run.scores[(task, "boilerplate")]
+        differing = [p for p in ADVERSARIES if run.scores[(task, p)] != boilerplate]
+        same = [p for p in ADVERSARIES if p not in differing]
+        lines.append("")
+        if differing:
+            closest = max(differing, key=lambda p: run.mean(task, p))
+            margin = run.mean(task, "boilerplate") - run.mean(task, closest)
+            lines.append(f"- Closest adversary: `{closest}`, {margin:.3f} below boilerplate "
+                         f"({margin / max(run.mean(task, 'boilerplate'), 1e-9):.0%}).")
+        if same:
+            lines.append("- Playing exactly as boilerplate on every seed here (their shortcut does not exist on "
+                         "this task): " + ", ".join(f"`{p}`" for p in same) + ".")
+        lines += ["- Targets: " + ("**met**" if not failed else "**missed**: " + "; ".join(failed)), ""]
     return "\n".join(lines)
 
 
