@@ -29,6 +29,7 @@ from tianshou.trainer import OnPolicyTrainerParams  # noqa: E402
 from csr_marl.train import TianshouEnv  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["shared", "individual"])
 def test_every_agent_s_whole_return_reaches_its_learner(mode):
     options = {"overrides": {**SHORT, "rewards.mode": mode}}
@@ -73,6 +74,7 @@ class Critic(torch.nn.Module):
         return self.net(torch.as_tensor(np.asarray(obs.obs), dtype=torch.float32))
 
 
+@pytest.mark.slow
 def test_masked_ppo_per_agent_updates_on_the_default_env():
     torch.manual_seed(0)
     np.random.seed(0)

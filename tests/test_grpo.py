@@ -130,6 +130,7 @@ def assert_weights_change(tiny: tuple[Any, Any], feed: Any, out: Path, tool_call
     return log
 
 
+@pytest.mark.slow
 def test_one_grpo_step_in_process_changes_the_weights(tiny: tuple[Any, Any], tmp_path: Path) -> None:
     assert_weights_change(tiny, environment_feed(environment_factory(TASK, max_calls=4)), tmp_path)
 
@@ -167,12 +168,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert "Traceback" not in log.read_text(), log.read_text()
 
 
+@pytest.mark.slow
 def test_one_grpo_step_over_the_server_changes_the_weights(
     tiny: tuple[Any, Any], server: str, tmp_path: Path
 ) -> None:
     assert_weights_change(tiny, environment_feed(environment_factory(TASK, base_url=server, max_calls=4)), tmp_path)
 
 
+@pytest.mark.slow
 def test_one_grpo_step_with_the_rollout_func_over_the_openenv_client(
     tiny: tuple[Any, Any], server: str, tmp_path: Path
 ) -> None:

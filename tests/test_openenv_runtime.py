@@ -99,6 +99,7 @@ class LocalProcessProvider:
         return server
 
 
+@pytest.mark.slow
 def test_runtime_validation_passes_against_a_local_server(tmp_path: Path) -> None:
     provider = LocalProcessProvider(tmp_path / "server.log")
     report = run_validation(ROOT, max_level=Level.RUNTIME, provider=provider)

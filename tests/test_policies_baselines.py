@@ -39,6 +39,7 @@ def test_declared_label_triage_copies_the_customer_s_labels():
         assert (category, priority, route) == (ticket.declared_category, ticket.declared_priority, "resolver")
 
 
+@pytest.mark.slow
 def test_the_text_classifier_knows_only_the_train_split_and_reads_held_out_text_better_than_the_labels():
     need("sklearn")
     from csr_marl.policies.baselines import TextClassifier

@@ -78,8 +78,12 @@ def test_half_sent_requests_are_closed_and_health_still_answers(server: Served) 
     try:
         for _ in range(40):
             sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-            sock.sendall(b"GET /health HTT")
             sockets.append(sock)
+            try:
+                sock.sendall(b"GET /health HTT")
+            except (ConnectionResetError, BrokenPipeError):  # closed at once: over the address's cap
+                pass
+        time.sleep(0.5)  # the server has read the half requests: they are stalled, and give way
         assert request(f"{server.url}/health", headers=_auth(), timeout=10)[0] == 200
         deadline = time.monotonic() + 15
         for sock in sockets:  # each is closed by the server: over the cap at once, else after 1 s
@@ -122,13 +126,24 @@ def test_token_buckets_allow_a_burst_then_the_rate() -> None:
     assert buckets.take("a", now=0.0) == pytest.approx(0.5)
     assert buckets.take("b", now=0.0) == 0.0  # another client has its own bucket
     assert buckets.take("a", now=0.5) == 0.0
+    assert buckets.take("c", now=0.0, cost=10) == 0.0  # a cost over the burst takes the whole bucket
+    assert buckets.take("c", now=0.0) == pytest.approx(0.5)
+
+
+def test_a_reset_costs_more_of_the_rate_than_a_step() -> None:
+    from csr_marl.serve.guard import RESET_COST
+
+    buckets = TokenBuckets(rate=1.0, burst=RESET_COST)
+    assert buckets.take("a", now=0.0, cost=RESET_COST) == 0.0
+    assert buckets.take("a", now=1.0, cost=RESET_COST) == pytest.approx(RESET_COST - 1)
+    assert buckets.take("a", now=1.0) == 0.0  # a step fits where a reset does not
 
 
 def test_a_client_over_its_rate_gets_429_with_retry_after(tmp_path: Path) -> None:
     args = ["--scenario", "tasks/resolve", "--rate-per-second", "0.5", "--rate-burst", "3"]
     with running_server(tmp_path / "log", args) as served:
         spammer = {"X-Forwarded-For": "203.0.113.9"}  # a client behind a trusted proxy (127.0.0.1)
-        answers = [_status_and_retry(f"{served.url}/reset", spammer) for _ in range(6)]
+        answers = [_status_and_retry(f"{served.url}/health", spammer) for _ in range(6)]
         assert [status for status, _ in answers[:3]] == [200, 200, 200], answers
         refused = [(status, retry) for status, retry in answers[3:] if status == 429]
         assert refused and all(retry is not None and int(retry) >= 1 for _, retry in refused), answers

@@ -54,6 +54,7 @@ def session() -> TextSession:
     return text
 
 
+@pytest.mark.slow
 @FUZZ
 @given(name=names, args=arguments)
 def test_text_session_refuses_or_takes_any_call(session: TextSession, name: object, args: object) -> None:
@@ -71,6 +72,7 @@ def test_text_session_refuses_or_takes_any_call(session: TextSession, name: obje
         assert result.reward == pytest.approx(-abs(penalty)) or result.reward <= 0.0
 
 
+@pytest.mark.slow
 @FUZZ
 @given(action=st.one_of(json_texts, st.builds(lambda n, a: _json_call(n, a), names, arguments)))
 def test_text_env_refuses_or_takes_any_action(text_env: TextContactCenterEnv, action: str) -> None:

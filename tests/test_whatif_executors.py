@@ -70,6 +70,7 @@ def test_missing_ray_names_the_extra(monkeypatch) -> None:
         make_executor("ray")
 
 
+@pytest.mark.slow
 def test_ray_tasks_match_the_process_pool(inline_results) -> None:
     ray = need("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

@@ -22,6 +22,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 log = logging.getLogger("csr_marl.serve")
+SILENT_GRACE_SECONDS = 2.0  # a new connection that has sent nothing yet is not evicted before this
 
 
 class ConnectionBook:
@@ -32,15 +33,20 @@ class ConnectionBook:
         self.open: dict[str, list["GuardedH11Protocol"]] = defaultdict(list)
 
     def admit(self, protocol: "GuardedH11Protocol", address: str) -> bool:
-        """Record ``protocol``; past the cap, close the address's oldest unfinished request, or refuse."""
+        """Record ``protocol``; past the cap, close the address's oldest stalled request, or refuse.
+
+        Stalled: part of a request came and the rest did not, or nothing came for
+        :data:`SILENT_GRACE_SECONDS`. A connection that has just opened is given that long to speak.
+        """
         mine = self.open[address]
         mine[:] = [p for p in mine if not p.transport.is_closing()]
         if self.per_client and len(mine) >= self.per_client:
-            waiting = next((p for p in mine if p.reading_request()), None)
-            if waiting is None:
+            now = time.monotonic()
+            stalled = next((p for p in mine if p.reading_request() and (p.heard or now - p.opened > SILENT_GRACE_SECONDS)), None)
+            if stalled is None:
                 return False
-            waiting.close("the address's connection cap")
-            mine.remove(waiting)
+            stalled.close("the address's connection cap")
+            mine.remove(stalled)
         mine.append(protocol)
         return True
 
@@ -63,8 +69,11 @@ class GuardedH11Protocol(H11Protocol):
     book: ClassVar[ConnectionBook] = ConnectionBook(0)
     _deadline: asyncio.TimerHandle | None = None
     _address: str | None = None
+    heard = False  # part of the current request has come
+    opened = 0.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self.opened = time.monotonic()
         super().connection_made(transport)
         self._address = self.client[0] if self.client else None
         if self._address is not None and not self.book.admit(self, self._address):
@@ -81,6 +90,7 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        self.heard = True
         super().data_received(data)
         if not self.reading_request():
             self._disarm()
@@ -94,6 +104,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        self.heard, self.opened = False, time.monotonic()
         if not self.transport.is_closing():
             self._arm()  # the next request on this connection has its own deadline
 

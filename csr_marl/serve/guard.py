@@ -42,6 +42,8 @@ CLIENT_OVERRIDES = (
     "observation", "workflow", "tickets.split", "tickets.noise", "tickets.bank",
 )
 _MESSAGE_CHARS = 500  # the longest error line a client is sent
+RESET_COST = 10  # rate-limit tokens a reset takes (a step takes one): it builds and starts a whole day
+BYTES_PER_TOKEN = 4096  # and one more token per this many bytes of a message: reading it is work too
 
 
 class ClientError(ValueError):
@@ -222,13 +224,12 @@ class RequestGuard:
                              [(b"www-authenticate", b"Bearer")])
             return
         keys = self._keys(scope, headers)
-        wait = self._wait(keys)
+        wait = self._wait(keys, RESET_COST if scope.get("path") == "/reset" else 1)
         if wait:
             if kind == "websocket":
                 await send({"type": "websocket.close", "code": 1013, "reason": "rate limit: try again later"})
             else:
-                await _reply(send, 429, f"rate limit: at most {self.rates[0][1].rate:g} requests a second; retry after "
-                             f"{math.ceil(wait)} s", [(b"retry-after", str(math.ceil(wait)).encode())])
+                await self._too_many(send, wait)
             return
         if kind == "websocket" and keys:
             receive = self._paced(receive, keys)
@@ -243,6 +244,10 @@ class RequestGuard:
                 if len(body) > self.max_body_bytes:
                     await _reply(send, 413, f"request body over {self.max_body_bytes} bytes")
                     return
+            wait = self._wait(keys, len(body) // BYTES_PER_TOKEN)
+            if wait:
+                await self._too_many(send, wait)
+                return
             replay = [{"type": "http.request", "body": body, "more_body": False}]
 
             async def buffered() -> dict[str, Any]:
@@ -260,8 +265,15 @@ class RequestGuard:
         return [(buckets, named[key]) for key, buckets in self.rates]
 
     @staticmethod
-    def _wait(keys: list[tuple[TokenBuckets, str]]) -> float:
-        return max((buckets.take(key) for buckets, key in keys), default=0.0)
+    def _wait(keys: list[tuple[TokenBuckets, str]], cost: int = 1) -> float:
+        if cost <= 0:
+            return 0.0
+        return max((buckets.take(key, cost=cost) for buckets, key in keys), default=0.0)
+
+    async def _too_many(self, send: Any, wait: float) -> None:
+        seconds = str(max(1, math.ceil(wait)))
+        await _reply(send, 429, f"rate limit: at most {self.rates[0][1].rate:g} requests a second (a reset counts "
+                     f"{RESET_COST}); retry after {seconds} s", [(b"retry-after", seconds.encode())])
 
     def _paced(self, receive: Any, keys: list[tuple[TokenBuckets, str]]) -> Any:
         """``receive`` for a WebSocket: each client message past the rate waits for its token."""
@@ -269,7 +281,10 @@ class RequestGuard:
         async def paced() -> dict[str, Any]:
             message = await receive()
             if message.get("type") == "websocket.receive":
-                while (wait := self._wait(keys)) > 0:
+                text = message.get("text") or message.get("bytes") or ""
+                reset = '"reset"' in text[:200] if isinstance(text, str) else False  # {"type": "reset", ...}
+                cost = (RESET_COST if reset else 1) + len(text) // BYTES_PER_TOKEN
+                while (wait := self._wait(keys, cost)) > 0:
                     await asyncio.sleep(wait)
             return message
 

@@ -4,7 +4,7 @@
     wait = buckets.take("203.0.113.7")   # 0.0: go ahead; else seconds until the next token
 
 A client's bucket holds at most ``burst`` tokens and refills at ``rate`` a second; each request (an
-HTTP call, a WebSocket message) takes one. Buckets of clients not seen lately are dropped, so a flood
+HTTP call, a WebSocket message) takes one, or its ``cost`` (a reset builds a day: it costs more). Buckets of clients not seen lately are dropped, so a flood
 of addresses costs bounded memory.
 """
 
@@ -27,14 +27,15 @@ class TokenBuckets:
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # key -> (tokens, at)
         self._lock = threading.Lock()
 
-    def take(self, key: str, now: float | None = None) -> float:
-        """Take a token for ``key``: 0.0 if there was one, else the seconds until there is (none taken)."""
+    def take(self, key: str, now: float | None = None, cost: float = 1.0) -> float:
+        """Take ``cost`` tokens for ``key``: 0.0 if it had them, else the seconds until it has (none taken)."""
         now = time.monotonic() if now is None else now
+        cost = min(float(cost), float(self.burst))
         with self._lock:
             tokens, at = self._buckets.pop(key, (float(self.burst), now))
             tokens = min(float(self.burst), tokens + (now - at) * self.rate)
-            wait = 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate
-            self._buckets[key] = (tokens - 1.0 if wait == 0.0 else tokens, now)
+            wait = 0.0 if tokens >= cost else (cost - tokens) / self.rate
+            self._buckets[key] = (tokens - cost if wait == 0.0 else tokens, now)
             while len(self._buckets) > self.max_clients:
                 self._buckets.popitem(last=False)
             return wait
