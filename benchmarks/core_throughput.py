@@ -6,6 +6,13 @@ simulates exactly that many, each served to the end), and prints tickets per sec
     python benchmarks/core_throughput.py                # 100,000 arrivals per contender, best of 3 rounds
     python benchmarks/core_throughput.py --tickets 20000 --memory   # + peak RSS, 100k vs 1M tickets
     python benchmarks/core_throughput.py --profile      # + where simulate's time goes (cProfile shares)
+    python benchmarks/core_throughput.py --quick        # the guard: ~10 s, exits 1 if a target is missed
+
+`--quick` is what contributors run before pushing a change to the core (docs/contributing.md): seven
+interleaved rounds of 10,000 arrivals (`standard_day`: 1,250), each round's ratios taken against the
+references measured in that same round, and the median round kept, so that a slow spell on a shared
+machine moves both sides of a ratio rather than one. It prints the ratios and exits with status 1 when
+one is below its floor. It is never run by the test suite: timings are no test's business.
 
 Targets (issues 2 and 12): simulate on `mmc` >= 1.0x ciw and >= 0.5x bare SimPy; `standard_day` >= 1.5x
 its ratio to bare SimPy before issue 12 (0.063x, benchmarks/results/core_profile.md); a 1,000,000-ticket
@@ -16,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import platform
 import pstats
 import subprocess
@@ -152,10 +160,15 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true",
                         help="also print cProfile's top functions (share of total time) for mmc and standard_day")
     parser.add_argument("--top", type=int, default=15, help="functions listed per profile")
+    parser.add_argument("--quick", action="store_true",
+                        help="the pre-push guard: ~10 s, median ratios, exit status 1 below a target")
     args = parser.parse_args()
     n = args.tickets
-    print(f"csr_marl {csr_marl.__version__} · simpy {simpy.__version__} · Python {platform.python_version()} · {platform.machine()}")
+    print(f"csr_marl {csr_marl.__version__} · simpy {simpy.__version__} · Python {platform.python_version()} · "
+          f"{platform.machine()} · {cpu_model()} · load average {os.getloadavg()[0]:.2f}")
     csr_marl.simulate("mmc", seed=0, overrides={"horizon_minutes": 10, "warmup_minutes": 0})  # load banks and caches first
+    if args.quick:
+        sys.exit(quick())
     contenders = {
         "bare SimPy M/M/c": lambda: bare_simpy(n),
         "ciw M/M/c": lambda: ciw_reference(n),
@@ -189,6 +202,41 @@ def main() -> None:
     if args.profile:
         profile_shares("mmc", n, args.top)
         profile_shares("standard_day", n // 4, args.top)
+
+
+def quick(rounds: int = 7, n_tickets: int = 10_000) -> int:
+    """The guard: the median over ``rounds`` interleaved rounds of each ratio; 1 if one misses its floor."""
+    started = time.perf_counter()
+    per_round: list[dict[str, float]] = []
+    for _ in range(rounds):
+        simpy_rate, ciw_rate = bare_simpy(n_tickets), ciw_reference(n_tickets)
+        mmc = csr_marl_run("mmc", n_tickets)
+        standard_day = csr_marl_run("standard_day", n_tickets // 8)
+        per_round.append({
+            "simulate mmc / ciw": mmc / ciw_rate,
+            "simulate mmc / bare SimPy": mmc / simpy_rate,
+            "standard_day / bare SimPy": standard_day / simpy_rate,
+        })
+    missed = 0
+    width = max(map(len, TARGETS))
+    print(f"--quick: median of {rounds} interleaved rounds of {n_tickets:,} arrivals "
+          f"({time.perf_counter() - started:.1f} s)")
+    for name, (floor, stated) in TARGETS.items():
+        ratios = sorted(r[name] for r in per_round)
+        median = ratios[len(ratios) // 2]
+        missed += median < floor
+        print(f"{name:<{width}} = {median:5.3f}x (rounds {ratios[0]:.3f}-{ratios[-1]:.3f})   "
+              f"target >= {stated}: {_verdict(median >= floor)}")
+    return 1 if missed else 0
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux), for the results pages: ratios move with the CPU."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            return next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or "unknown CPU"
 
 
 def _verdict(met: bool) -> str:

@@ -46,7 +46,13 @@ Agents with nothing to decide have only the no-op unmasked and `info["decision_d
 their actions are ignored (in strict mode anything but the no-op raises) and they may be left out of
 the actions dict, so libraries that can skip them do: RLlib through `csr_marl.envs.rllib.RLlibEnv`,
 which observes only the deciding agents (no forced no-ops, the same dynamics and rewards), and
-`ParallelVectorEnv`. Each step returns observations for every live agent (O(agents) per step).
+`ParallelVectorEnv`. Each step returns an observation for every live agent, but only the agents
+whose decision is due get theirs computed: an agent with nothing to decide gets the constant
+*waiting observation* of its role (role one-hot, phase `none`, zeros elsewhere; a fresh array), since
+its action is ignored anyway. Such a sample is a **no-op sample**, marked `info["decision_due"] ==
+False`: learners should drop it (it carries no decision; the rewards it shows reach the agent's next
+real transition). At the episode's end every agent gets its full observation, so trajectories close on
+a real state.
 
 *The cost of fidelity is batching.* Decisions on this floor rarely coincide: at the default a step
 holds about one real decision and most agent samples of PettingZoo's parallel API are forced no-ops

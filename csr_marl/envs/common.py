@@ -201,6 +201,8 @@ def check_interval(interval: Any, horizon: float) -> float | None:
 def as_action(agent: str, action: Any) -> int:
     """An action as an int: Python and numpy integers (a one-element integer array too); else a
     ValueError naming the agent and the value. Nothing is truncated: 5.7 or "5" is refused."""
+    if type(action) is int:  # the usual case, first (bool, an int subclass, falls through)
+        return action
     if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
         return int(action.reshape(()))
     if isinstance(action, (int, np.integer)) and not isinstance(action, bool):

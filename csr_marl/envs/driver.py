@@ -206,9 +206,10 @@ class CenterDriver:
         center = self.center
         assert center is not None
         answers = [(d, self._checked(d, actions[agent])) for agent, d in self.due.items()]
-        for agent, action in actions.items():
-            if agent not in self.due:
-                self._waiting(agent, action)
+        if self.strict:  # otherwise waiting agents' actions are ignored unread
+            for agent, action in actions.items():
+                if agent not in self.due:
+                    self._waiting(agent, action)
         self.account.begin_step()
         for decision, answer in answers:
             self._answer(decision, *answer)
@@ -308,9 +309,15 @@ class CenterDriver:
         vector = self.encoder.observe(self.center, self.staff[agent], self.due.get(agent))
         return vector if self.flat else {"observation": vector, "action_mask": mask}
 
+    def waiting_observation(self, agent: str, mask: np.ndarray) -> dict[str, np.ndarray] | np.ndarray:
+        """The observation of an agent with nothing to decide in a parallel step: constant per role
+        (:meth:`ObservationEncoder.waiting_observation`), with its mask unless observations are flat."""
+        vector = self.encoder.waiting_observation(self.role_of[agent])
+        return vector if self.flat else {"observation": vector, "action_mask": mask}
+
     def info(self, agent: str, mask: np.ndarray, components: np.ndarray) -> dict[str, Any]:
         assert self.center is not None
-        now = self.center.env.now
+        now = self.center.env._now
         return {
             "action_mask": mask,
             "decision_due": agent in self.due,

@@ -171,6 +171,12 @@ class ObservationEncoder:
         }
         for role, (_, with_noop) in self._idle_masks.items():
             with_noop[layout.roles_layout[role].noop] = 1
+        # What a parallel step shows an agent with nothing to decide: its role, phase "none", zeros.
+        self._waiting = {
+            role: as_vector([prefix, zeros(len(FLOOR_NAMES)), self._no_phase, self._no_ticket,
+                             zeros(self.slot_block if slots else 0), padding])
+            for role, (prefix, padding, slots) in self._roles.items()
+        }
         self._state_roles = {role: one_hot(len(ROLES), i) for role, i in _ROLE.items()}
         self._no_role = zeros(len(ROLES))
         self._no_truth = zeros(len(CATEGORIES) + len(PRIORITIES) + 1)
@@ -220,6 +226,12 @@ class ObservationEncoder:
             mask[legal] = 1
             entry = masks[id(legal)] = (legal, mask)
         return entry[1].copy()
+
+    def waiting_observation(self, role: str) -> np.ndarray:
+        """A parallel step's observation for an agent of ``role`` with nothing to decide (a fresh
+        array): the role one-hot, phase ``none`` and zeros. Its action is ignored, so the vector
+        is not worth computing; the env card says why (a no-op sample, to be dropped)."""
+        return self._waiting[role].copy()
 
     def idle_mask(self, role: str, noop: bool) -> np.ndarray:
         """Nothing to decide: no action (AEC) or only the no-op (parallel API); a fresh array."""

@@ -87,10 +87,18 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         return observations, rewards, terminations, truncations, infos
 
     def _observations_and_infos(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """Every live agent's observation and info. Only agents whose decision is due (and every
+        agent at the episode's end, whose trajectories close there) get their observation computed;
+        the others get the constant waiting observation, a no-op sample (``decision_due`` False)."""
         driver = self._driver
+        due, account = driver.due, driver.account
+        full = driver.ended
         observations, infos = {}, {}
         for agent in self.agents:
             mask = driver.mask(agent, noop=True)
-            observations[agent] = driver.observation(agent, mask)
-            infos[agent] = driver.info(agent, mask, driver.account.last_step_components(agent))
+            if full or agent in due:
+                observations[agent] = driver.observation(agent, mask)
+            else:
+                observations[agent] = driver.waiting_observation(agent, mask)
+            infos[agent] = driver.info(agent, mask, account.last_step_components(agent))
         return observations, infos

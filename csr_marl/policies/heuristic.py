@@ -152,9 +152,10 @@ class HeuristicPolicy:
         self._plans: dict[tuple, tuple[Template, str]] = {}  # next_tool's answers by state
 
     def __call__(self, decision: Decision) -> int:
-        if decision.phase is Phase.TRIAGE:
+        phase = decision.phase
+        if phase is Phase.TRIAGE:
             return self.triage(decision)
-        if decision.phase is Phase.PICK:
+        if phase is Phase.PICK:
             return self.pick(decision)
         tool = self.next_tool(decision)
         action = decision.tool_action(tool)
@@ -179,8 +180,8 @@ class HeuristicPolicy:
     def next_tool(self, decision: Decision) -> str:
         ticket = decision.ticket
         assert ticket is not None
-        template = self.kb.match(ticket)
-        at_desk = decision.role == "escalation"
+        template = self.kb._cache.get(ticket.text) or self.kb.match(ticket)
+        at_desk = decision.staff.role == "escalation"
         # The playbook's answer depends on the issue, the desk, the steps done and the facts revealed
         # only: worked out once per such state (tickets of one issue follow the same few paths).
         key = (id(template), at_desk, tuple(ticket.done), tuple(ticket.revealed.items()))

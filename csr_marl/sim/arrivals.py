@@ -11,31 +11,44 @@ one draw per *candidate*, which explodes when a short, tall surge sets the peak.
 
 from __future__ import annotations
 
+from itertools import takewhile
 from typing import Iterator
 
 import numpy as np
 
 from ..config.loading import read_trace
 from ..config.scenario import Arrivals
-from .random import Sampler
+from .random import BLOCK
 
 
 def arrival_times(arrivals: Arrivals, horizon: float, rng: np.random.Generator) -> Iterator[float]:
     """Absolute arrival times in [0, horizon)."""
+    for block in arrival_blocks(arrivals, horizon, rng):
+        yield from block
+
+
+def arrival_blocks(arrivals: Arrivals, horizon: float, rng: np.random.Generator) -> Iterator[list[float]]:
+    """:func:`arrival_times` in lists, one per block of draws (the core reads them without resuming a
+    generator per arrival). The gaps are drawn and summed exactly as one at a time: unit exponential
+    gaps in blocks of :data:`BLOCK`, each times the segment's mean gap, added in order (a cumulative
+    sum adds in order too), and the gap that crosses a segment's end is used up."""
     if arrivals.trace is not None:
-        for t in read_trace(arrivals.trace):
-            if t >= horizon:
-                return
-            yield t
+        yield list(takewhile(lambda t: t < horizon, read_trace(arrivals.trace)))
         return
-    gap = Sampler(lambda n: rng.exponential(1.0, n), 1.0)
+    gaps, used = np.empty(0), 0  # unit gaps drawn, and how many of them are spent
     for start, end, rate in arrivals.segments(horizon):
         if rate <= 0:
             continue
         mean_gap = 60.0 / rate
         t = start
         while True:
-            t += gap() * mean_gap
-            if t >= end:
+            if used == len(gaps):
+                gaps, used = rng.exponential(1.0, BLOCK), 0
+            times = np.cumsum(np.concatenate(([t], gaps[used:] * mean_gap)))[1:]
+            crossed = int(np.searchsorted(times, end, side="left"))  # the first time at or past the end
+            if crossed < len(times):
+                yield times[:crossed].tolist()
+                used += crossed + 1
                 break
-            yield t
+            yield times.tolist()
+            used, t = len(gaps), float(times[-1])

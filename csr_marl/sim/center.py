@@ -32,7 +32,7 @@ from simpy.events import NORMAL
 from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES, SPECIALIST_TOOLS
 from ..config.loading import load_ticket_bank
 from ..config.scenario import Scenario
-from .arrivals import arrival_times
+from .arrivals import arrival_blocks
 from .customers import CustomerModel, Grader
 from .decisions import ASKED, ROLE_TOOLS, Decision, IllegalActionError, Phase
 from .intervals import IntervalKpis, staffed_minutes
@@ -124,6 +124,8 @@ class ContactCenter:
             self.log = TicketLog(None if log is True else log)
         self._build_samplers()
         self._legal_cache: dict[tuple[str, bool, bool], list[int]] = {}
+        self._max_actions = scenario.workflow.max_actions_per_ticket
+        self._max_transfers = scenario.workflow.max_transfers_per_ticket
         self.legal_triage = [
             a for a in range(len(PRIORITIES) * 8)
             if self.peak["escalation"] > 0 or a % 2 == 0
@@ -354,7 +356,7 @@ class ContactCenter:
     def _answer(self, decision: Decision, action: int) -> Any:
         """Carry out ``action``: what the staff member's process receives (a pick: the ticket taken)."""
         staff = decision.staff
-        staff.last_decision = self.env.now
+        staff.last_decision = self.env._now
         if decision.phase is Phase.PICK:
             # Take the ticket now, not when the process resumes, so nobody else can pick it.
             ticket: Ticket | None = decision.slots[action]
@@ -369,7 +371,9 @@ class ContactCenter:
     def _start_arrivals(self) -> None:
         """Schedule the first arrival. Arrivals need no process: one event, re-armed after each
         arrival for the next one, carries them all (no generator to resume, no event per arrival)."""
-        self._arrival_times = arrival_times(self.scenario.arrivals, self.horizon, self.streams["arrivals"])
+        self._arrival_blocks = arrival_blocks(self.scenario.arrivals, self.horizon, self.streams["arrivals"])
+        self._arrival_block: list[float] = []  # the arrival times at hand, and the next one's index
+        self._arrival_index = 0
         self._arrival_event = simpy.Event(self.env)
         self._arrival_event._ok = True
         self._arrival_event._value = None
@@ -377,14 +381,18 @@ class ContactCenter:
 
     def _next_arrival(self) -> None:
         """Arm the arrival event for the next arrival time, or mark the arrivals done."""
-        t = next(self._arrival_times, None)
-        if t is None:
-            self._arrivals_done = True
-            return
-        self._arrival_at = t
+        block, i = self._arrival_block, self._arrival_index
+        while i == len(block):
+            block = next(self._arrival_blocks, None)  # type: ignore[arg-type]
+            if block is None:
+                self._arrivals_done = True
+                return
+            self._arrival_block, i = block, 0
+        self._arrival_index = i + 1
+        self._arrival_at = t = block[i]
         event = self._arrival_event
         event.callbacks = self._on_arrival_callbacks
-        self.env.schedule(event, NORMAL, t - self.env.now)
+        self.env.schedule(event, NORMAL, t - self.env._now)
 
     def _on_arrival(self, _event: simpy.Event) -> None:
         """The arrival event fired: the customer arrives, and the event is armed for the next one."""
@@ -397,13 +405,13 @@ class ContactCenter:
         self._next_arrival()
 
     def arrive(self, ticket: Ticket) -> None:
-        charge_ticket()  # a server's per-request work budget (nothing outside one)
+        charge_ticket()  # a server's per-request work budget (nothing outside one: one test)
         self.flow["arrived"] += 1
         self.kpis.arrived(ticket)
         self.enqueue(ticket, self.entry_queue)
 
     def enqueue(self, ticket: Ticket, queue: TicketQueue) -> None:
-        now = self.env.now
+        now = self.env._now
         queue.push(ticket, now)
         self.kpis.queue_entered(queue.name, ticket)
         if self._metered:
@@ -436,7 +444,7 @@ class ContactCenter:
 
     # --- service --------------------------------------------------------------------------------
     def start_service(self, staff: Staff, ticket: Ticket) -> None:
-        now = self.env.now
+        now = self.env._now
         queue = ticket.waiting_in
         waited = queue.take(ticket, now)
         if self._metered:
@@ -446,7 +454,8 @@ class ContactCenter:
             self.customers.waited(ticket, waited)
         if ticket.answered_at is None:  # its first answer by anybody
             ticket.answered_at = now
-            self.kpis.taken(queue.name, ticket, waited, max(0.0, now - ticket.arrival))
+            since_arrival = now - ticket.arrival
+            self.kpis.taken(queue.name, ticket, waited, since_arrival if since_arrival > 0.0 else 0.0)
         else:
             self.kpis.taken(queue.name, ticket, waited, None)
         staff.ticket = ticket
@@ -454,12 +463,14 @@ class ContactCenter:
         self.busy_staff[staff.role] += 1
 
     def end_service(self, staff: Staff) -> None:
-        self._add_busy(staff, self.env.now)
+        self._add_busy(staff, self.env._now)
         staff.ticket = None
         self.busy_staff[staff.role] -= 1
 
     def _add_busy(self, staff: Staff, until: float) -> None:
-        start = max(staff.busy_since, self.warmup)
+        start = staff.busy_since
+        if start < self.warmup:
+            start = self.warmup
         if until > start:
             # Finishing a ticket after going off shift is busy *and* available time (overtime),
             # so occupancy stays a share of the minutes staff actually spent on the floor.
@@ -526,9 +537,8 @@ class ContactCenter:
         self.enqueue(ticket, self.queues["escalation"])
 
     def legal_work(self, role: str, ticket: Ticket) -> list[int]:
-        workflow = self.scenario.workflow
-        capped = ticket.actions >= workflow.max_actions_per_ticket
-        settled = ticket.transfers >= workflow.max_transfers_per_ticket
+        capped = ticket.actions >= self._max_actions
+        settled = ticket.transfers >= self._max_transfers
         key = (role, capped, settled)
         legal = self._legal_cache.get(key)
         if legal is None:
@@ -592,7 +602,7 @@ class ContactCenter:
             self.transcript.append(("customer_reply", staff.name, ticket, {"question": question, "reply": reply}))
 
     def _close(self, staff: Staff, ticket: Ticket) -> None:
-        now = self.env.now
+        now = self.env._now
         w, agent = self.weights, staff.name
         resolved = ticket.resolvable()
         on_time = resolved and now <= ticket.sla_deadline
@@ -658,6 +668,10 @@ class ContactCenter:
 
     def tool_time(self, tool: str, at_desk: bool) -> float:
         return self._tool_samplers[(tool, at_desk)]()
+
+    def tool_samplers(self, at_desk: bool) -> dict[str, Sampler]:
+        """Each tool's handle-time sampler at the desk or not (a staff process keeps its own)."""
+        return {tool: sampler for (tool, desk), sampler in self._tool_samplers.items() if desk == at_desk}
 
     # --- accounting -----------------------------------------------------------------------------
     @property

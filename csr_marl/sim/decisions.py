@@ -95,7 +95,7 @@ class Decision:
 
     def tool_action(self, tool: str) -> int:
         """The action index of ``tool`` for this role."""
-        return self.queue_slots + ROLE_TOOLS[self.staff.role].index(tool)
+        return self.queue_slots + _TOOL_INDEX[self.staff.role][tool]
 
     def fallback(self) -> int:
         """What the staff member does when the answer is unusable (an illegal action, if not strict).
@@ -117,6 +117,9 @@ class Decision:
         if self.phase is Phase.PICK or action < self.queue_slots:
             return f"pick slot {action}"
         return self.tool(action)
+
+
+_TOOL_INDEX = {role: {tool: i for i, tool in enumerate(tools)} for role, tools in ROLE_TOOLS.items()}
 
 
 class IllegalActionError(ValueError):

@@ -123,12 +123,6 @@ class KpiAccumulator:
             if resolved:
                 c["first_contact_resolved"][cell] += 1
 
-    def _answer(self, stats: list[float], wait: float) -> None:
-        stats[_ANSWERED] += 1
-        stats[_IN_THRESHOLD] += wait <= self.threshold
-        stats[_WAITED] += wait > 0
-        stats[_WAIT_SUM] += wait
-
     def queue_entered(self, queue: str, ticket: Ticket) -> None:
         """The contact entered ``queue``; only its first visit counts."""
         at = ticket.enqueued_at
@@ -153,22 +147,31 @@ class KpiAccumulator:
         anybody (first response), None when somebody answered it before."""
         bit = _TAKEN[queue]
         marks = ticket.queue_marks
+        ticket.queue_marks = marks | bit
         if not ticket.counted:
-            ticket.queue_marks = marks | bit
             return
-        if first_wait is not None:
-            self._answer(self.first_response, first_wait)
+        threshold = self.threshold
+        if first_wait is not None:  # the first response's totals, laid out as a queue's
+            first = self.first_response
+            first[_ANSWERED] += 1
+            first[_IN_THRESHOLD] += first_wait <= threshold
+            first[_WAITED] += first_wait > 0
+            first[_WAIT_SUM] += first_wait
         if marks & bit:
             return
-        ticket.queue_marks = marks | bit
-        self._answer(self.per_queue[queue], wait)
+        in_threshold = wait <= threshold
+        stats = self.per_queue[queue]
+        stats[_ANSWERED] += 1
+        stats[_IN_THRESHOLD] += in_threshold
+        stats[_WAITED] += wait > 0
+        stats[_WAIT_SUM] += wait
         i = int(ticket.enqueued_at * self._per_minute)
         columns = self._answered_by_interval[queue]
         if i > self._last:
             i = self._last
         columns[0][i] += 1
         columns[1][i] += wait
-        if wait <= self.threshold:
+        if in_threshold:
             columns[2][i] += 1
         if queue != self.headline_queue:
             return
@@ -176,7 +179,7 @@ class KpiAccumulator:
         c = self.counts
         c["answered"][cell] += 1
         self.answered_wait[cell] += wait
-        if wait <= self.threshold:
+        if in_threshold:
             c["answered_in_threshold"][cell] += 1
         if wait > 0:
             c["waited"][cell] += 1

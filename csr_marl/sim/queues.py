@@ -97,7 +97,9 @@ class TicketQueue:
             self._timed -= 1
             if len(self._deadlines) > 2 * self._timed + 64:
                 self._compact()
-        waited = max(0.0, now - ticket.enqueued_at)  # no negative residue of float sums
+        waited = now - ticket.enqueued_at
+        if not waited > 0.0:
+            waited = 0.0  # no negative residue of float sums
         ticket.patience_left -= waited
         return waited
 

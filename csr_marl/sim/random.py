@@ -26,7 +26,7 @@ STREAMS: tuple[str, ...] = (
     "arrivals", "tickets", "patience", "handle_times", "returns", "policy", "dialogue", "text_noise",
     "illegal_fallback",  # the RL environments' replacement for an illegal action
 )
-_BLOCK = 512
+BLOCK = 512
 
 
 def check_seed(seed: object) -> int | None:
@@ -61,12 +61,12 @@ class Sampler:
     def __init__(self, draw: Callable[[int], np.ndarray], mean: float) -> None:
         self._draw = draw
         self._buffer: list[float] = []
-        self._index = _BLOCK
+        self._index = BLOCK
         self.mean = mean
 
     def __call__(self) -> float:
-        if self._index == _BLOCK:
-            self._buffer = self._draw(_BLOCK).tolist()
+        if self._index == BLOCK:
+            self._buffer = self._draw(BLOCK).tolist()
             self._index = 0
         value = self._buffer[self._index]
         self._index += 1
@@ -107,11 +107,11 @@ class UniformStream:
     def __init__(self, rng: np.random.Generator) -> None:
         self._rng = rng
         self._buffer: list[float] = []
-        self._index = _BLOCK
+        self._index = BLOCK
 
     def __call__(self) -> float:
-        if self._index == _BLOCK:
-            self._buffer = self._rng.random(_BLOCK).tolist()
+        if self._index == BLOCK:
+            self._buffer = self._rng.random(BLOCK).tolist()
             self._index = 0
         value = self._buffer[self._index]
         self._index += 1

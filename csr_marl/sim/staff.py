@@ -58,6 +58,7 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
     tools = ROLE_TOOLS[role]
     first_tool = center.queue_slots  # action index of the role's first tool
     ask, timeout = center.ask, env.timeout
+    tool_time = center.tool_samplers(at_desk)  # tool -> its handle-time sampler
     idle = center.idle[role]
     pick_legal = PICK_ACTIONS
     may_abandon = center.may_abandon
@@ -100,7 +101,7 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
                     action = yield center.answer_event
                 tool = tools[action - first_tool]  # type: ignore[operator]
                 staff.activity = tool
-                yield timeout(center.tool_time(tool, at_desk))
+                yield timeout(tool_time[tool]())
                 ticket.actions += 1
                 if center.apply_tool(staff, ticket, tool):
                     break

@@ -34,6 +34,10 @@ HEAVY_SLICE_SECONDS = 0.002
 HEAVY_PAUSE_SECONDS = 0.028
 _HEAVY_TURN = threading.Lock()  # whose turn it is among heavy requests
 _next_turn_at = 0.0  # when the next heavy turn may start (guarded by _HEAVY_TURN)
+# Work limits open in any thread (guarded by _OPEN_LOCK): while none is, counting a ticket is one test
+# of this number, not a thread-local lookup (the core's hot path outside a server).
+_open_limits = 0
+_OPEN_LOCK = threading.Lock()
 
 
 class WorkLimitReached(RuntimeError):
@@ -114,15 +118,25 @@ def work_limit(
     meter = _Meter(max_tickets, time.monotonic() + max_seconds, max_seconds, tuple(stop_events))
     meter.check()
     _local.meter = meter
+    _count_open(1)
     try:
         yield
     finally:
+        _count_open(-1)
         meter.release()
         _local.meter = outer
 
 
+def _count_open(change: int) -> None:
+    global _open_limits
+    with _OPEN_LOCK:
+        _open_limits += change
+
+
 def charge_ticket() -> None:
     """The core created a ticket: count it against the running request's limit, if there is one."""
+    if not _open_limits:
+        return
     meter = getattr(_local, "meter", None)
     if meter is not None:
         meter.charge(1)
