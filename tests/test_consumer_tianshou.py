@@ -43,6 +43,7 @@ def test_every_agent_s_whole_return_reaches_its_learner(mode):
     assert sum(abs(v) for v in returns.values()) > 1.0  # rewards did flow
 
 
+@pytest.mark.slow
 def test_tianshou_s_plain_pettingzoo_env_loses_most_of_it():
     # Why the adapter exists: the plain wrapper credits only the rewards of each agent's own turns.
     options = {"overrides": {**SHORT, "rewards.mode": "shared"}}

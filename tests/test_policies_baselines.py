@@ -60,6 +60,7 @@ def classifier_bank(scenario):
     return load_ticket_bank(scenario.tickets.bank)
 
 
+@pytest.mark.slow
 def test_a_held_out_split_and_a_train_split_share_one_fitted_classifier():
     need("sklearn")
     from csr_marl.policies.baselines import TextClassifier

@@ -280,6 +280,7 @@ def _openenv_cli() -> str:
     return found
 
 
+@pytest.mark.slow
 def test_openenv_validate_passes_against_the_running_server(server: str) -> None:
     openenv = _openenv_cli()
     done = subprocess.run([openenv, "validate", "--url", server], capture_output=True, text=True, timeout=60)
@@ -287,6 +288,7 @@ def test_openenv_validate_passes_against_the_running_server(server: str) -> None
     assert "Verdict: PASS" in done.stdout and "FAIL" not in done.stdout
 
 
+@pytest.mark.slow
 def test_the_manifest_passes_openenv_static_validation() -> None:
     openenv = _openenv_cli()
     done = subprocess.run([openenv, "validate", str(ROOT), "--level", "static", "--skip-build"],

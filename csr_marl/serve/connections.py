@@ -38,9 +38,11 @@ class ConnectionBook:
         Stalled: part of a request came and the rest did not, or nothing came for
         :data:`SILENT_GRACE_SECONDS`. A connection that has just opened is given that long to speak.
         """
+        if not self.per_client:
+            return True  # no cap: nothing to count
         mine = self.open[address]
         mine[:] = [p for p in mine if not p.transport.is_closing()]
-        if self.per_client and len(mine) >= self.per_client:
+        if len(mine) >= self.per_client:
             now = time.monotonic()
             stalled = next((p for p in mine if p.reading_request() and (p.heard or now - p.opened > SILENT_GRACE_SECONDS)), None)
             if stalled is None:

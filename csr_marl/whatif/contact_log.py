@@ -59,7 +59,7 @@ def read_contact_log(path: str | Path) -> list[Contact]:
     rows = list(csv_rows(file, file.name, REQUIRED, need, MAX_CONTACTS))
     if not rows:
         raise StudyError(f"{file.name}: no contacts")
-    clock = _Clock(file.name, _is_timestamp(rows[0][1]["arrival"]))
+    clock = _Clock(_is_timestamp(rows[0][1]["arrival"]))
     contacts = [_contact(row, f"{file.name} line {line}", clock) for line, row in rows]
     if clock.stamped:  # minutes from the earliest minute of the day any contact arrives
         first = min(c.arrival for c in contacts)
@@ -71,8 +71,8 @@ def read_contact_log(path: str | Path) -> list[Contact]:
 class _Clock:
     """Turns a log's times into minutes: plain minutes, or ISO date-times in one zone convention."""
 
-    def __init__(self, file: str, stamped: bool) -> None:
-        self.file, self.stamped = file, stamped
+    def __init__(self, stamped: bool) -> None:
+        self.stamped = stamped
         self.aware: bool | None = None  # whether the log's ISO times carry an offset (from its first)
 
     def minute(self, text: str, where: str, column: str, day: str | None = None) -> tuple[str, float]:
