@@ -12,9 +12,9 @@ the caller never acted on grades 0, and a colleague's work earns the caller noth
 * **triage** (when the caller plays triage): the *product* of three checks, so no label buys another
   and a label that ignores the ticket earns about nothing -- category right (1 or 0), priority (1 right,
   0.5 one level off, 0 else), route right (the desk exactly when the ticket needs a specialist; 1 or 0,
-  left out when the desk route was masked). A constant label is right for about one ticket in 40
-  (measured on the adversarial suite's page); copying the customer's own labels earns well below
-  reading the ticket.
+  left out when the desk route was masked). On ``tasks/ticket_classify`` (seeds 0-19) a constant
+  label scores 0.125 and the customer's own labels 0.550, against 0.900 for reading the ticket (the
+  adversarial suite's page).
 * **work** (when the caller plays a resolver or the desk): ``0.3 x coverage x efficiency`` for the
   caller's own steps -- coverage: the share of the steps the caller's roles owe the ticket that the
   caller did right (a colleague's steps do not count; a refund of the wrong amount is not the refund
@@ -26,9 +26,10 @@ the caller never acted on grades 0, and a colleague's work earns the caller noth
     truth says that was right: the coverage (a hand-over is worth the work done before it);
   - anything else (a wrong hand-over, an unresolved close, a colleague's reply): 0.
 
-  **Collateral damage** -- each refund the ticket's case does not owe
+  **Collateral damage** -- a refund the ticket's case does not owe
   (:func:`csr_marl.sim.tickets.refund_verdict`) multiplies the work grade by :data:`COLLATERAL_FACTOR`
-  (0.25): one unwarranted refund costs more than a missed step.
+  (0): changing what should not have been changed fails the ticket, which costs more than a missed
+  step.
 
 Playing both, a ticket weighs triage and work half each (CustomerSupportEnv's 0.2 + 0.1 + 0.2 +
 0-0.5). The episode's score divides by the tickets that arrived, or by the scenario's ``max_tickets``
