@@ -17,7 +17,7 @@ the caller never acted on grades 0, and a colleague's work earns the caller noth
   adversarial suite's page).
 * **work** (when the caller plays a resolver or the desk): ``0.3 x coverage x efficiency`` for the
   caller's own steps -- coverage: the share of the steps the caller's roles owe the ticket that the
-  caller did right (a colleague's steps do not count; a refund of the wrong amount is not the refund
+  caller did right (a colleague's steps do not count; a refund of the wrong amount or order is not the refund
   owed); efficiency: those steps over the caller's calls on the ticket (refused calls included,
   the closing or hand-over call not), at most 1 -- plus ``0.7 x`` the outcome:
 
