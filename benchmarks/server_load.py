@@ -3,22 +3,29 @@
 A real server (`csr-marl serve`, default limits, in a subprocess on 127.0.0.1) serves `--clients`
 well-behaved clients (the framework's async `ContactCenterClient`, one asyncio loop) that each play
 `--days` whole days of `tasks/resolve` as the resolver with a plain scripted agent, timing every
-step at the client. The run is made twice on fresh servers: alone, then under attack by `--hostile`
-clients in a separate process, each looping one of:
+step at the client. Each round runs on fresh servers: alone, then under each attack mode in turn,
+`--hostile` clients in a separate process looping the mode's requests:
 
-- a runaway WebSocket reset (no resolver turn ever comes: 10,000 tickets an hour for 10,000 minutes);
-- the same reset over HTTP `POST /reset`;
-- the runaway reset, disconnecting 0.2 s after sending it;
-- an oversized frame (2 MB, over the 1 MB limit: the server closes that connection);
-- malformed frames: invalid JSON, 100,000 brackets, binary frames, unknown types, junk tool calls.
+- `runaway`: a runaway WebSocket reset (no resolver turn ever comes: 10,000 tickets an hour for 10,000
+  minutes), the same over HTTP `POST /reset`, the runaway reset left 0.2 s after sending it, a 2 MB
+  frame (over the 1 MB limit), malformed frames (invalid JSON, 100,000 brackets, binary, junk);
+- `surges`: resets with many distinct arrival surges, over the WebSocket and HTTP (alternately 900,
+  within the server's 1,000 override entries, and 4,000, refused by cost before anything is built);
+- `shifts`: the same with shift changes (900 and 10,000);
+- `slowloris`: 1,100 sockets, each sending half a request line and waiting, reopened as they close;
+- `spam`: reset/step as fast as the server answers, over the WebSocket and HTTP.
 
-Reported per run: the well-behaved clients' step latency (median, p99), their errors (any exception
-or error frame), the server's peak RSS (sampled every 0.2 s) and CPU seconds, the hostile requests
-made, and the machine's load average. Then: memory per session, from the server's RSS after 64 idle
-sessions have each reset a day. Every phase has a wall-clock bound (`--max-seconds`).
+Every client sends its own `X-Forwarded-For`, as clients behind a reverse proxy on the same machine
+do (the server trusts it from 127.0.0.1), so each has its own rate limit. Reported per run: the
+well-behaved clients' step latency (median, p99), their errors (any exception or error frame), the
+server's peak RSS (sampled every 0.2 s) and CPU seconds, its log lines, the hostile requests made,
+and the machine's load average. Per mode: the p99 under attack against the p99 alone (target: at most
+2x). Then: memory per session, from the server's RSS after 64 idle sessions have each reset a day.
+Every phase has a wall-clock bound (`--max-seconds`).
 
     python benchmarks/server_load.py                          # prints the figures
     python benchmarks/server_load.py --clients 8 --days 1     # a quick look
+    python benchmarks/server_load.py --modes slowloris,spam   # some modes only
     python benchmarks/server_load.py --write                  # also writes results/server_load.md
 """
 
@@ -52,7 +59,29 @@ SCENARIO = "tasks/resolve"
 RUNAWAY = {"roles": ["resolver"], "scenario": "standard_day",
            "overrides": {"staffing.resolver": 0, "arrivals": {"rate_per_hour": 10000}, "horizon_minutes": 10000}}
 DIAGNOSTIC = ("check_payment", "check_order_status", "troubleshoot")
-ATTACKS = ("runaway_ws", "runaway_http", "runaway_then_leave", "oversized_frame", "malformed_frames")
+MODES = {
+    "runaway": ("runaway_ws", "runaway_http", "runaway_then_leave", "oversized_frame", "malformed_frames"),
+    "surges": ("surges_ws", "surges_http"),
+    "shifts": ("shifts_ws", "shifts_http"),
+    "slowloris": ("slowloris",),
+    "spam": ("spam_ws", "spam_http"),
+}
+ATTACKS = tuple(attack for attacks in MODES.values() for attack in attacks)
+SLOWLORIS_SOCKETS = 1_100
+
+
+def schedule_reset(field: str, count: int) -> dict[str, Any]:
+    """A reset whose overrides hold ``count`` distinct surges or shift changes over a 480-minute day."""
+    if field == "surges":
+        entries = [{"start_minute": i * 400 / count, "end_minute": i * 400 / count + 0.05, "multiplier": 1.5}
+                   for i in range(count)]
+        return {"scenario": "standard_day", "roles": ["resolver"], "overrides": {"arrivals.surges": entries}}
+    entries = [{"at_minute": round(i * 470 / count, 4), "resolver": 1 + i % 4} for i in range(count)]
+    return {"scenario": "standard_day", "roles": ["resolver"], "overrides": {"staffing.shifts": entries}}
+
+
+SCHEDULE_RESETS = {f"{field}_{size}": schedule_reset(field, count) for field in ("surges", "shifts")
+                   for size, count in (("ok", 900), ("big", 4_000 if field == "surges" else 10_000))}
 
 
 # --- the server ---------------------------------------------------------------------------------
@@ -122,7 +151,8 @@ def scripted(text: str, tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any
 async def good_client(url: str, index: int, days: int, latencies: list[float], errors: list[str]) -> int:
     steps = 0
     try:
-        async with ContactCenterClient(base_url=url, message_timeout_s=120) as client:
+        headers = {"X-Forwarded-For": f"198.51.100.{index % 250 + 1}"}  # its own client address
+        async with ContactCenterClient(base_url=url, message_timeout_s=120, headers=headers) as client:
             for day in range(days):
                 result = await client.reset(seed=1000 * index + day)
                 while not result.done:
@@ -147,32 +177,28 @@ async def good_clients(url: str, clients: int, days: int) -> tuple[list[float], 
 
 
 # --- hostile clients (a separate process, so their own cost is not the measured clients') --------
-def hostile(url: str, attack: str, stop: Any, counts: Any) -> None:
+def hostile(url: str, attack: str, stop: Any, counts: Any, index: int) -> None:
     from websockets.exceptions import ConnectionClosed, InvalidStatus
     from websockets.sync.client import connect
 
+    if attack == "slowloris":
+        slowloris(url, stop, counts)
+        return
+    address = {"X-Forwarded-For": f"203.0.113.{index % 250 + 1}"}  # as a client behind the proxy
     ws_url = url.replace("http://", "ws://") + "/ws"
     frames = ["{not json", "[" * 100_000, b"\x00binary", json.dumps({"type": "launch"}),
               json.dumps({"type": "step", "data": {"tool": ["respond_user"], "arguments": "[" * 50_000}}),
               json.dumps({"type": "reset", "data": {"overrides": {"tickets.bank": "/etc/passwd"}}})]
+    turn = 0
     while not stop.is_set():
+        turn += 1
         try:
-            if attack == "runaway_http":
-                body = json.dumps(RUNAWAY).encode()
-                request = urllib.request.Request(f"{url}/reset", data=body, headers={"Content-Type": "application/json"})
-                try:
-                    urllib.request.urlopen(request, timeout=60).read()
-                except urllib.error.HTTPError:
-                    pass
+            if attack.endswith("_http"):
+                post(url, hostile_reset(attack, turn), address)
                 counts[attack] += 1
                 continue
-            with connect(ws_url, open_timeout=30, max_size=None, close_timeout=1) as ws:
-                if attack == "runaway_ws":
-                    while not stop.is_set():
-                        ws.send(json.dumps({"type": "reset", "data": RUNAWAY}))
-                        ws.recv(timeout=60)
-                        counts[attack] += 1
-                elif attack == "runaway_then_leave":
+            with connect(ws_url, open_timeout=30, max_size=None, close_timeout=1, additional_headers=address) as ws:
+                if attack == "runaway_then_leave":
                     ws.send(json.dumps({"type": "reset", "data": RUNAWAY}))
                     time.sleep(0.2)
                     counts[attack] += 1
@@ -180,19 +206,87 @@ def hostile(url: str, attack: str, stop: Any, counts: Any) -> None:
                     ws.send(json.dumps({"type": "step", "data": {"tool": "x" * (2 << 20)}}))
                     counts[attack] += 1
                     ws.recv(timeout=30)
-                else:
+                elif attack == "malformed_frames":
                     while not stop.is_set():
                         for frame in frames:
                             ws.send(frame)
                             ws.recv(timeout=30)
                             counts[attack] += 1
+                else:  # runaway_ws, surges_ws, shifts_ws, spam_ws: one reset after another
+                    while not stop.is_set():
+                        turn += 1
+                        ws.send(json.dumps({"type": "reset", "data": hostile_reset(attack, turn)}))
+                        ws.recv(timeout=60)
+                        if attack == "spam_ws":
+                            ws.send(json.dumps({"type": "step", "data": {"tool": "no_such_tool", "arguments": {}}}))
+                            ws.recv(timeout=60)
+                        counts[attack] += 1
         except (ConnectionClosed, InvalidStatus, OSError, TimeoutError):
             time.sleep(0.05)
 
 
+def hostile_reset(attack: str, turn: int) -> dict[str, Any]:
+    """The reset an attack sends on its ``turn``-th request."""
+    if attack.startswith("runaway"):
+        return RUNAWAY
+    if attack.startswith(("surges", "shifts")):
+        return SCHEDULE_RESETS[f"{attack.split('_')[0]}_{'big' if turn % 2 else 'ok'}"]
+    return {"scenario": SCENARIO, "roles": ["resolver"], "seed": turn}  # spam: an ordinary reset, endlessly
+
+
+def post(url: str, body: dict[str, Any], headers: dict[str, str]) -> None:
+    request = urllib.request.Request(f"{url}/reset", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json", **headers})
+    try:
+        urllib.request.urlopen(request, timeout=60).read()
+    except urllib.error.HTTPError:
+        pass  # 422, 429: the spammer does not care
+
+
+def slowloris(url: str, stop: Any, counts: Any) -> None:
+    """Hold up to SLOWLORIS_SOCKETS sockets, each with half a request line sent; reopen closed ones."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    port = int(url.rsplit(":", 1)[1])
+    held: list[socket.socket] = []
+    try:
+        while not stop.is_set():
+            alive = []
+            for sock in held:
+                try:
+                    closed = sock.recv(1) == b""
+                except BlockingIOError:
+                    closed = False
+                except OSError:
+                    closed = True
+                if closed:
+                    sock.close()
+                else:
+                    alive.append(sock)
+            held = alive
+            while len(held) < SLOWLORIS_SOCKETS and not stop.is_set():
+                try:
+                    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                    sock.sendall(b"GET /health HTT")
+                    sock.setblocking(False)
+                except OSError:
+                    break
+                held.append(sock)
+                counts["slowloris"] += 1
+            time.sleep(0.1)
+    finally:
+        for sock in held:
+            sock.close()
+
+
 def attack_process(url: str, hostile_count: int, attacks: list[str], stop: Any, counts: Any) -> None:
-    threads = [threading.Thread(target=hostile, args=(url, attacks[i % len(attacks)], stop, counts), daemon=True)
-               for i in range(hostile_count)]
+    chosen = [attacks[i % len(attacks)] for i in range(hostile_count)]
+    if "slowloris" in chosen:  # one thread holds every half-sent socket; the others do the rest
+        chosen = ["slowloris"] + [a for a in chosen if a != "slowloris"]
+    threads = [threading.Thread(target=hostile, args=(url, attack, stop, counts, i), daemon=True)
+               for i, attack in enumerate(chosen)]
     for thread in threads:
         thread.start()
     stop.wait()
@@ -231,7 +325,7 @@ def run(clients: int, days: int, hostile_count: int, attacks: list[str], max_sec
         "p99_ms": 1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] if ordered else float("nan"),
         "start_rss_mb": server.start_rss / 2**20, "peak_rss_mb": server.peak_rss / 2**20, "server_cpu_s": cpu,
         "load_before": load_before, "load_after": os.getloadavg()[0], "hostile_requests": dict(counts),
-        "sigterm_exit_s": exit_seconds,
+        "sigterm_exit_s": exit_seconds, "server_log_lines": len(log.read_text().splitlines()),
     }
 
 
@@ -263,25 +357,27 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def page(args: argparse.Namespace, runs: list[dict[str, Any]], memory: list[dict[str, float]]) -> str:
-    calm = [r for r in runs if not r["hostile"]]
-    attacked = [r for r in runs if r["hostile"]]
-    pooled = {name: [x for r in group for x in r["latencies"]] for name, group in (("calm", calm), ("attacked", attacked))}
-    ratio = percentile(pooled["attacked"], 0.99) / percentile(pooled["calm"], 0.99)
+    modes = list(dict.fromkeys(r["mode"] for r in runs if r["hostile"]))
+    pooled = {mode: [x for r in runs if r["mode"] == mode for x in r["latencies"]] for mode in ["alone", *modes]}
+    calm = percentile(pooled["alone"], 0.99)
+    ratios = {mode: percentile(pooled[mode], 0.99) / calm for mode in modes}
     errors = sum(len(r["errors"]) for r in runs)
     rows = "\n".join(
-        f"| {r['round'] + 1} | {'under attack' if r['hostile'] else 'alone'} | {r['hostile']} | {r['steps']:,} | "
+        f"| {r['round'] + 1} | {r['mode']} | {r['hostile']} | {r['steps']:,} | "
         f"{r['median_ms']:.1f} | {r['p99_ms']:.1f} | {len(r['errors'])} | {r['start_rss_mb']:.0f} → {r['peak_rss_mb']:.0f} | "
-        f"{r['server_cpu_s']:.1f} | {r['wall_s']:.1f} | {r['load_before']:.1f} / {r['load_after']:.1f} | "
+        f"{r['server_cpu_s']:.1f} | {r['server_log_lines']:,} | {r['wall_s']:.1f} | {r['load_before']:.1f} / {r['load_after']:.1f} | "
         f"{r['sigterm_exit_s']:.2f} |"
         for r in runs
     )
     made = "; ".join(
-        f"round {r['round'] + 1}: " + ", ".join(f"{name} {count:,}" for name, count in r["hostile_requests"].items())
-        for r in attacked
+        f"round {r['round'] + 1} {r['mode']}: " + ", ".join(f"{name} {count:,}" for name, count in r["hostile_requests"].items() if count)
+        for r in runs if r["hostile"]
     )
+    targets = "\n".join(f"| {mode} | {', '.join(MODES[mode])} | {percentile(pooled[mode], 0.99):.1f} | **{ratios[mode]:.2f}x** | "
+                        f"{'met' if ratios[mode] <= 2.0 else 'NOT met'} |" for mode in modes)
     mem = "\n".join(f"| `{m['scenario']}` | {m['sessions']} | {m['before_mb']:.0f} | {m['after_mb']:.0f} | "
                     f"{m['per_session_mb']:.2f} |" for m in memory)
-    verdict = "met" if ratio <= 2.0 and not errors else "NOT met"
+    verdict = "met under every mode" if all(r <= 2.0 for r in ratios.values()) and not errors else "NOT met"
     peak = max(r["peak_rss_mb"] for r in runs)
     loads = [load for r in runs for load in (r["load_before"], r["load_after"])]
     low, high = min(loads), max(loads)
@@ -289,22 +385,30 @@ def page(args: argparse.Namespace, runs: list[dict[str, Any]], memory: list[dict
 
 {args.clients} well-behaved clients (the framework's async client, one asyncio loop in one process) each play
 {args.days} whole day(s) of `{SCENARIO}` as the resolver with a scripted agent, against a fresh `csr-marl serve`
-with its default limits (64 sessions; per call at most 5,000 tickets and 10 s), alone and then beside
-{args.hostile} hostile clients in another process looping runaway resets (WebSocket, HTTP, and sent-then-left),
-2 MB frames and malformed frames; {args.rounds} such pairs, alternating. Server, well-behaved clients and hostile
-clients share one machine: {platform.machine()}, {os.cpu_count()} CPUs, busy with other work the whole time (load
-average {low:.0f} to {high:.0f} on {os.cpu_count()} CPUs, before / after each run in the table: every process got a
-fraction of a core, and the latencies below are mostly queueing for a CPU). Python {platform.python_version()}.
+with its default limits (64 sessions; per call at most 5,000 tickets and 10 s; 1,000 override entries per
+reset; 50 requests a second per client with bursts of 100; 32 connections per address; 10 s to send a
+request), alone and then beside {args.hostile} hostile clients in another process, one attack mode at a time
+(`benchmarks/server_load.py` describes each); {args.rounds} round(s), each mode after its own calm run.
+Every client sends its own `X-Forwarded-For`, as behind a reverse proxy on the same machine. Server,
+well-behaved clients and hostile clients share one machine: {platform.machine()}, {os.cpu_count()} CPUs, busy with
+other work the whole time (load average {low:.0f} to {high:.0f} on {os.cpu_count()} CPUs, before / after each run in the
+table: every process got a fraction of a core, and the latencies below are mostly queueing for a CPU).
+Python {platform.python_version()}.
 
-| round | run | hostile clients | well-behaved steps | median step (ms) | p99 step (ms) | errors (well-behaved) | server RSS start → peak (MB) | server CPU (s) | wall (s) | load avg before / after | exit after SIGTERM (s) |
-|---|---|---|---|---|---|---|---|---|---|---|---|
+| round | run | hostile clients | well-behaved steps | median step (ms) | p99 step (ms) | errors (well-behaved) | server RSS start → peak (MB) | server CPU (s) | server log lines | wall (s) | load avg before / after | exit after SIGTERM (s) |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
 {rows}
 
 Hostile requests made: {made}.
 
-Pooled over the rounds: p99 step latency {percentile(pooled["calm"], 0.99):.1f} ms alone, {percentile(pooled["attacked"], 0.99):.1f} ms
-under attack: **{ratio:.2f}x** (target: at most 2x); errors of the well-behaved clients: **{errors}** (target 0);
-server RSS at most **{peak:.0f} MB** (bounded by the session cap and the frame limit). Verdict: {verdict}.
+Pooled over the rounds, the well-behaved clients' p99 step latency alone is {calm:.1f} ms; under each mode:
+
+| mode | attacks | p99 step (ms) | against alone | target (at most 2x) |
+|---|---|---|---|---|
+{targets}
+
+Errors of the well-behaved clients: **{errors}** (target 0); server RSS at most **{peak:.0f} MB** (bounded by
+the session cap and the frame limit). Verdict: {verdict}.
 
 ## Memory per session
 
@@ -314,7 +418,7 @@ Server RSS with idle sessions that have each reset one day, against the server w
 |---|---|---|---|---|
 {mem}
 
-`python benchmarks/server_load.py --clients {args.clients} --days {args.days} --hostile {args.hostile} --rounds {args.rounds} --write`
+`python benchmarks/server_load.py --clients {args.clients} --days {args.days} --hostile {args.hostile} --rounds {args.rounds} --modes {','.join(modes)}{'' if args.sessions else ' --sessions 0'} --write`
 """
 
 
@@ -322,24 +426,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=32, help="well-behaved clients")
     parser.add_argument("--days", type=int, default=2, help="whole days each well-behaved client plays")
-    parser.add_argument("--hostile", type=int, default=10, help="hostile clients (the five attacks in turn)")
-    parser.add_argument("--attacks", default=",".join(ATTACKS), help="comma list of attacks to loop")
-    parser.add_argument("--sessions", type=int, default=64, help="idle sessions for the memory measurement")
+    parser.add_argument("--hostile", type=int, default=10, help="hostile clients in each attacked run")
+    parser.add_argument("--modes", default=",".join(MODES), help=f"comma list of attack modes: {', '.join(MODES)}")
+    parser.add_argument("--sessions", type=int, default=64, help="idle sessions for the memory measurement (0: skip)")
     parser.add_argument("--max-seconds", type=float, default=300.0, help="bound on each run's wall time")
-    parser.add_argument("--rounds", type=int, default=2, help="alone/attacked pairs of runs")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of a calm run followed by each mode")
     parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(ROOT)}")
     args = parser.parse_args()
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        parser.error(f"unknown mode {unknown[0]!r}; modes: {', '.join(MODES)}")
     runs = []
-    for round_number in range(args.rounds):  # alone and attacked runs alternate, so drifting load hits both
-        for hostile_count in (0, args.hostile):
-            log = Path(tempfile.gettempdir()) / f"server_load_{os.getpid()}_{hostile_count}.log"
-            result = run(args.clients, args.days, hostile_count, args.attacks.split(","), args.max_seconds, log)
-            result["server_log_lines"] = len(log.read_text().splitlines())
-            log.unlink()
-            result["round"] = round_number
-            runs.append(result)
-            shown = {k: v for k, v in result.items() if k not in ("errors", "latencies")}
-            print(json.dumps(shown), f"errors={len(result['errors'])}", *result["errors"][:5], sep="\n", flush=True)
+    for round_number in range(args.rounds):
+        for mode in modes:  # a calm run before each mode, so drifting load hits both alike
+            for hostile_count in (0, args.hostile):
+                log = Path(tempfile.gettempdir()) / f"server_load_{os.getpid()}_{mode}_{hostile_count}.log"
+                result = run(args.clients, args.days, hostile_count, list(MODES[mode]), args.max_seconds, log)
+                log.unlink()
+                result["round"], result["mode"] = round_number, mode if hostile_count else "alone"
+                runs.append(result)
+                shown = {k: v for k, v in result.items() if k not in ("errors", "latencies")}
+                print(json.dumps(shown), f"errors={len(result['errors'])}", *result["errors"][:5], sep="\n", flush=True)
     memory_log = Path(tempfile.gettempdir()) / f"server_load_{os.getpid()}_memory.log"
     memory = [memory_per_session(args.sessions, scenario, memory_log) for scenario in (SCENARIO, "standard_day")] if args.sessions else []
     memory_log.unlink(missing_ok=True)

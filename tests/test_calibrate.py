@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from extras import need
+
 import csr_marl
 from csr_marl.cli import app
 from csr_marl.whatif import StudyError
 from csr_marl.whatif.calibrate import Contact, calibrate, fit_handle_times, fit_patience, read_contact_log
 
-pytest.importorskip("scipy")
+need("scipy")
 runner = CliRunner()
 PROFILE = [[0, 90], [120, 150], [240, 60]]
 TRUTH = {
@@ -116,3 +118,98 @@ def test_calibrate_command_refuses_bad_input_without_writing(tmp_path: Path) -> 
     result = runner.invoke(app, ["calibrate", str(log), "--out", str(out)])
     assert result.exit_code == 2 and "no column answered, abandoned" in result.output
     assert not out.exists()
+
+
+def _log(path: Path, rows: list[str], header: str = "arrival,answered,end,abandoned") -> Path:
+    path.write_text(header + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _minutes_rows(count: int = 30, handle: float | None = None) -> list[str]:
+    """``count`` answered contacts, one a minute, handle times varied (or all ``handle``)."""
+    return [f"{k},{k + 0.5},{k + 0.5 + (handle if handle is not None else 1 + k % 7)},0" for k in range(count)]
+
+
+def _refused(args: list[str], *named: str) -> str:
+    result = runner.invoke(app, ["calibrate", *args])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.output
+    for word in named:
+        assert word in lines[0], (word, lines[0])
+    return lines[0]
+
+
+def test_offsets_are_normalised_to_utc(tmp_path: Path) -> None:
+    rows = [f"2024-05-01T09:{k:02d}:00Z,2024-05-01T09:{k:02d}:30Z,2024-05-01T09:{k + 1:02d}:30Z,0" for k in range(10)]
+    rows += [f"2024-05-01T11:{k:02d}:00+02:00,,2024-05-01T11:{k:02d}:30+02:00,1" for k in range(10, 20)]
+    contacts = read_contact_log(_log(tmp_path / "zones.csv", rows))
+    assert {c.day for c in contacts} == {"2024-05-01"}
+    assert [c.arrival for c in contacts] == [float(k) for k in range(20)]  # 11:10+02:00 is 09:10 UTC
+
+
+def test_a_log_mixing_zoned_and_unzoned_times_is_refused(tmp_path: Path) -> None:
+    rows = _minutes_rows(0) + ["2024-05-01T09:00:00,,2024-05-01T09:01:00,1", "2024-05-01T09:02:00+05:00,,2024-05-01T09:03:00+05:00,1"]
+    _refused([str(_log(tmp_path / "mixed.csv", rows)), "--out", str(tmp_path / "s.yaml")], "mixed.csv line 3", "offset")
+    assert not (tmp_path / "s.yaml").exists()
+
+
+@pytest.mark.parametrize("category", ["x\nwarmup_minutes: 5\nmax_tickets: 1\n#", "\x1b[31mred", "a" * 101])
+def test_category_text_never_reaches_the_yaml_or_the_terminal(tmp_path: Path, category: str) -> None:
+    rows = [f'{k},{k + 0.5},{k + 1.5 + k % 3},0,"{category}"' for k in range(30)]
+    log = _log(tmp_path / "cats.csv", rows, "arrival,answered,end,abandoned,category")
+    line = _refused([str(log), "--out", str(tmp_path / "s.yaml")], "cats.csv line 2", "category")
+    assert "\x1b" not in line and not (tmp_path / "s.yaml").exists()
+
+
+@pytest.mark.parametrize("arrival", ["1e9", "20000"])
+def test_a_time_past_a_week_is_refused(tmp_path: Path, arrival: str) -> None:
+    log = _log(tmp_path / "far.csv", _minutes_rows() + [f"{arrival},,{arrival},1"])
+    _refused([str(log), "--out", str(tmp_path / "s.yaml")], "far.csv line 32", "arrival")
+
+
+@pytest.mark.parametrize("horizon", ["1e12", "inf", "nan", "0", "-5"])
+def test_horizon_is_bounded(tmp_path: Path, horizon: str) -> None:
+    log = _log(tmp_path / "ok.csv", _minutes_rows())
+    _refused([str(log), "--out", str(tmp_path / "s.yaml"), "--horizon", horizon], "--horizon")
+
+
+def test_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    log = tmp_path / "excel.csv"
+    log.write_bytes(b"\xef\xbb\xbf" + _log(tmp_path / "plain.csv", _minutes_rows()).read_bytes())
+    assert len(read_contact_log(log)) == 30
+
+
+def test_a_huge_field_and_bad_utf8_name_the_file(tmp_path: Path) -> None:
+    huge = _log(tmp_path / "huge.csv", _minutes_rows() + ["1,2,3," + "x" * 140_000])
+    _refused([str(huge), "--out", str(tmp_path / "s.yaml")], "huge.csv line 32")
+    binary = tmp_path / "latin.csv"
+    binary.write_bytes(b"arrival,answered,end,abandoned\n1,2,3,0\n\xff\xfe,1,2,0\n")
+    _refused([str(binary), "--out", str(tmp_path / "s.yaml")], "latin.csv", "UTF-8")
+
+
+def test_identical_handle_times_give_a_deterministic_fit(tmp_path: Path) -> None:
+    out = tmp_path / "s.yaml"
+    result = runner.invoke(app, ["calibrate", str(_log(tmp_path / "same.csv", _minutes_rows(handle=2.0))), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert csr_marl.load_scenario(out).handle_times.tools["respond_user"].dist == "deterministic"
+
+
+def test_out_is_not_replaced_without_force(tmp_path: Path) -> None:
+    log = _log(tmp_path / "ok.csv", _minutes_rows())
+    out = tmp_path / "s.yaml"
+    out.write_text("mine\n")
+    _refused([str(log), "--out", str(out)], "--out", "--force")
+    assert out.read_text() == "mine\n"
+    result = runner.invoke(app, ["calibrate", str(log), "--out", str(out), "--force"])
+    assert result.exit_code == 0, result.output
+    assert csr_marl.load_scenario(out).arrivals.profile is not None
+
+
+def test_many_days_calibrate_in_linear_time(tmp_path: Path) -> None:
+    """30,000 days of one contact each: the per-day work is one pass, not a pass per day."""
+    rows = [f"{k},{k % 60},{k % 60 + 0.2},{k % 60 + 1 + k % 5},0" for k in range(30_000)]
+    contacts = read_contact_log(_log(tmp_path / "days.csv", rows, "day,arrival,answered,end,abandoned"))
+    fit = calibrate(contacts, 30)
+    assert fit.days == 30_000 and fit.peak_in_service == 1

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from extras import need
+
 from chat_server import ChatServer, tool_call
 from csr_marl.config.loading import MAX_YAML_DEPTH, ScenarioError, load_scenario, load_ticket_bank, scenarios_dir
 from csr_marl.config.scenario import MAX_HEADCOUNT
@@ -146,7 +148,7 @@ def test_a_full_disk_names_the_file(tmp_path: Path) -> None:
 
 # --- agent --timeout bounds a request as a whole ---------------------------------------------------
 def test_agent_timeout_bounds_a_reply_that_trickles(tmp_path: Path) -> None:
-    pytest.importorskip("openai")  # the llm extra
+    need("openai")
     with ChatServer(lambda body: tool_call("check_payment", {}), trickle=0.5) as server:
         started = time.monotonic()
         done = cli("agent", "tasks/resolve", "--roles", "resolver", "--base-url", server.url, "--model", "m",

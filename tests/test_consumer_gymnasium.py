@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from extras import need
+
 import csr_marl
 import csr_marl.envs
 
@@ -26,14 +28,14 @@ def test_gymnasium_check_env_passes(env_id):
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_stable_baselines3_check_env_passes(env_id):
-    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    sb3_checker = need("stable_baselines3.common.env_checker")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # SB3 warns about anything a learner would trip on
         sb3_checker.check_env(gym.make(env_id, **SHORT).unwrapped)
 
 
 def test_the_learner_s_rewards_add_up_to_the_team_return_when_alone():
-    env = gym.make("csr_marl/Classify-v2", overrides={"horizon_minutes": 120})
+    env = gym.make("csr_marl/Classify-v3", overrides={"horizon_minutes": 120})
     observation, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
     total, steps = 0.0, 0
@@ -49,7 +51,7 @@ def test_the_learner_s_rewards_add_up_to_the_team_return_when_alone():
 
 
 def test_colleagues_keep_the_floor_running_between_the_learner_s_decisions():
-    env = gym.make("csr_marl/Resolver-v2", **SHORT)
+    env = gym.make("csr_marl/Resolver-v3", **SHORT)
     env.reset(seed=1)
     decided = 0
     truncated = False
@@ -63,20 +65,20 @@ def test_colleagues_keep_the_floor_running_between_the_learner_s_decisions():
 
 
 def test_an_unmasked_learner_pays_for_illegal_actions_and_the_episode_goes_on():
-    env = gym.make("csr_marl/Resolve-v2", **SHORT)
+    env = gym.make("csr_marl/Resolve-v3", **SHORT)
     env.reset(seed=2)
     noop = env.action_space.n - 1
     _, reward, terminated, truncated, _ = env.step(noop)  # never legal
     assert env.unwrapped.center.rewards.totals["illegal_action"] == pytest.approx(-0.1)
-    strict = gym.make("csr_marl/Resolve-v2", strict=True, **SHORT)
+    strict = gym.make("csr_marl/Resolve-v3", strict=True, **SHORT)
     strict.reset(seed=2)
     with pytest.raises(csr_marl.sim.IllegalActionError):
         strict.step(noop)
 
 
 def test_sb3_ppo_trains_on_a_task():
-    sb3 = pytest.importorskip("stable_baselines3")
-    env = gym.make("csr_marl/Resolve-v2", **SHORT)
+    sb3 = need("stable_baselines3")
+    env = gym.make("csr_marl/Resolve-v3", **SHORT)
     model = sb3.PPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=2, seed=0, device="cpu")
     model.learn(total_timesteps=256)
     observation, _ = env.reset(seed=5)
@@ -84,9 +86,9 @@ def test_sb3_ppo_trains_on_a_task():
     assert env.action_space.contains(int(action))
 
 
-@pytest.mark.parametrize("env_id", ["csr_marl/Classify-v2", "csr_marl/Resolver-v2"])
+@pytest.mark.parametrize("env_id", ["csr_marl/Classify-v3", "csr_marl/Resolver-v3"])
 def test_sb3_contrib_maskable_ppo_trains_and_acts_legally(env_id):
-    contrib = pytest.importorskip("sb3_contrib")
+    contrib = need("sb3_contrib")
     from sb3_contrib.common.maskable.utils import get_action_masks
 
     env = gym.make(env_id, **SHORT)

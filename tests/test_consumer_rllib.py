@@ -6,10 +6,12 @@ import math
 
 import pytest
 
+from extras import need
+
 import csr_marl
 
-ray = pytest.importorskip("ray")
-pytest.importorskip("ray.rllib")
+ray = need("ray", "consumers")
+need("ray.rllib", "consumers")
 from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
 from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv  # noqa: E402
 from ray.tune.registry import register_env  # noqa: E402
@@ -29,6 +31,7 @@ def local_ray():
     ray.shutdown()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_name", ["csr_marl_parallel", "csr_marl_aec", "csr_marl_deciding"])
 def test_one_ppo_iteration(local_ray, env_name):
     config = (
@@ -77,6 +80,7 @@ def test_rllib_env_observes_only_deciding_agents_and_keeps_every_reward():
     assert samples / steps < 0.5 * len(plain.possible_agents)  # no forced no-ops: only real decisions
 
 
+@pytest.mark.slow
 def test_with_rllib_s_action_masking_module_no_action_is_illegal(local_ray):
     # RLlib's default PPO module ignores masks; its action-masking module reads them from the
     # observation, which RLlibEnv provides with mask_in_observation=True.

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from env_helpers import masked_random
+from extras import need
 
 import csr_marl
 
-supersuit = pytest.importorskip("supersuit")
-sb3 = pytest.importorskip("stable_baselines3")
+supersuit = need("supersuit")
+sb3 = need("stable_baselines3")
 
 SHORT = {"overrides": {"horizon_minutes": 60}}
 

@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 import pytest
 from env_helpers import SHORT
+from extras import need
 
 import csr_marl
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("tianshou")
+torch = need("torch", "consumers")
+need("tianshou", "consumers")
 from credit_helpers import credited_to_learners, random_episode, replayed_returns  # noqa: E402
 from tianshou.algorithm import PPO  # noqa: E402
 from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy  # noqa: E402
@@ -28,6 +29,7 @@ from tianshou.trainer import OnPolicyTrainerParams  # noqa: E402
 from csr_marl.train import TianshouEnv  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["shared", "individual"])
 def test_every_agent_s_whole_return_reaches_its_learner(mode):
     options = {"overrides": {**SHORT, "rewards.mode": mode}}
@@ -41,6 +43,7 @@ def test_every_agent_s_whole_return_reaches_its_learner(mode):
     assert sum(abs(v) for v in returns.values()) > 1.0  # rewards did flow
 
 
+@pytest.mark.slow
 def test_tianshou_s_plain_pettingzoo_env_loses_most_of_it():
     # Why the adapter exists: the plain wrapper credits only the rewards of each agent's own turns.
     options = {"overrides": {**SHORT, "rewards.mode": "shared"}}
@@ -72,6 +75,7 @@ class Critic(torch.nn.Module):
         return self.net(torch.as_tensor(np.asarray(obs.obs), dtype=torch.float32))
 
 
+@pytest.mark.slow
 def test_masked_ppo_per_agent_updates_on_the_default_env():
     torch.manual_seed(0)
     np.random.seed(0)

@@ -6,10 +6,12 @@ import warnings
 
 import pytest
 
+from extras import need
+
 import csr_marl
 
-torch = pytest.importorskip("torch")
-pettingzoo_lib = pytest.importorskip("torchrl.envs.libs.pettingzoo")
+torch = need("torch", "consumers")
+pettingzoo_lib = need("torchrl.envs.libs.pettingzoo")
 from torchrl.collectors import Collector  # noqa: E402
 from torchrl.envs.utils import check_env_specs  # noqa: E402
 

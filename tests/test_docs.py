@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from extras import need, skip_reason
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "hooks" not in p.parts)]
 FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w-]*)\s*$")
@@ -105,14 +107,14 @@ def _param(block: Block):
 def _skip_without_extras(code: str, command_words: list[str]) -> None:
     for word, probe in WORD_NEEDS.items():
         if word in code and importlib.util.find_spec(probe) is None:
-            pytest.skip(f"{word} needs {probe} (an optional extra)")
+            pytest.skip(f"{word}: {skip_reason(probe)}")
     for module, probe in NEEDS.items():
         if re.search(rf"^\s*(from|import) {re.escape(module)}\b", code, re.M) and importlib.util.find_spec(probe.split(".")[0]) is None:
-            pytest.skip(f"needs {probe} (an optional extra)")
+            pytest.skip(skip_reason(probe))
     for word in command_words:
         probe = COMMAND_NEEDS.get(word)
         if probe and importlib.util.find_spec(probe) is None:
-            pytest.skip(f"csr-marl {word} needs {probe} (an optional extra)")
+            pytest.skip(f"csr-marl {word}: {skip_reason(probe)}")
 
 
 def _environment() -> dict[str, str]:
@@ -166,9 +168,9 @@ def test_the_repository_cites_only_the_repository() -> None:
 
 @pytest.mark.slow
 def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
-    pytest.importorskip("mkdocs")
-    pytest.importorskip("material")
-    pytest.importorskip("mkdocstrings")
+    need("mkdocs")
+    need("material")
+    need("mkdocstrings")
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
                           capture_output=True, text=True, timeout=TIMEOUT, env=_environment(), cwd=ROOT)
     assert done.returncode == 0, done.stderr[-5000:]

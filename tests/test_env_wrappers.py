@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from pettingzoo.utils.wrappers import TerminateIllegalWrapper
 
+from extras import need
+
 import csr_marl
 
 SHORT = {"horizon_minutes": 60}
@@ -57,7 +59,7 @@ def test_terminate_illegal_wrapper_ends_the_episode_and_leaves_the_books_alone()
 
 
 def test_supersuit_reward_wrappers_transform_what_agents_see_not_the_team_return() -> None:
-    supersuit = pytest.importorskip("supersuit")
+    supersuit = need("supersuit")
     plain = csr_marl.raw_env("tasks/classify", overrides=SHORT)
     plain.reset(seed=5)
     raw = play(plain, 2)

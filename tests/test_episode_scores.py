@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from csr_marl.sim.responses import documented_reply
+from csr_marl.sim.tickets import amount_on_record
 from csr_marl.text import NoTurnError, TextSession
 from csr_marl.text.scripted import AGENTS, play
 from csr_marl.text.tasks import GRPO_TASKS, task_roles, task_session
@@ -39,7 +40,7 @@ def test_a_one_word_reply_earns_little_of_the_resolution() -> None:
         step = session.step("check_payment", {})
         ticket = session.decision.ticket
         for tool in ticket.needed_steps():
-            step = session.step(tool, {"amount": 1.0} if "refund" in tool else {})
+            step = session.step(tool, {"amount": amount_on_record(ticket)} if "refund" in tool else {})
         step = session.step("respond_user", {"message": message or documented_reply(ticket)})
         assert step.done and step.terminated and not step.truncated and turn is not None
         return step.score

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from extras import need
+
 from csr_marl.grpo import ContactCenterToolEnv, environment_factory
 from csr_marl.text.tasks import GRPO_TASKS
 
@@ -69,7 +71,7 @@ def test_every_grpo_task_resets_to_a_turn(task: str) -> None:
 # --- GRPO with TRL ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny() -> tuple[Any, Any]:
-    pytest.importorskip("trl")
+    need("trl")
     from csr_marl.grpo import tiny as build
 
     tokenizer = build.build_tokenizer(build.corpus([TASK], range(40)), vocab_size=2048)
@@ -128,6 +130,7 @@ def assert_weights_change(tiny: tuple[Any, Any], feed: Any, out: Path, tool_call
     return log
 
 
+@pytest.mark.slow
 def test_one_grpo_step_in_process_changes_the_weights(tiny: tuple[Any, Any], tmp_path: Path) -> None:
     assert_weights_change(tiny, environment_feed(environment_factory(TASK, max_calls=4)), tmp_path)
 
@@ -140,7 +143,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pytest.importorskip("openenv")
+    need("openenv")
     port = free_port()
     log = tmp_path_factory.mktemp("grpo_serve") / "server.log"
     command = [sys.executable, "-m", "csr_marl", "serve", "--port", str(port), "--scenario", TASK,
@@ -165,12 +168,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert "Traceback" not in log.read_text(), log.read_text()
 
 
+@pytest.mark.slow
 def test_one_grpo_step_over_the_server_changes_the_weights(
     tiny: tuple[Any, Any], server: str, tmp_path: Path
 ) -> None:
     assert_weights_change(tiny, environment_feed(environment_factory(TASK, base_url=server, max_calls=4)), tmp_path)
 
 
+@pytest.mark.slow
 def test_one_grpo_step_with_the_rollout_func_over_the_openenv_client(
     tiny: tuple[Any, Any], server: str, tmp_path: Path
 ) -> None:

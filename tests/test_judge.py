@@ -10,7 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-pytest.importorskip("openai")
+from extras import need
+
+need("openai")
 
 from chat_server import ChatServer, Reply, text  # noqa: E402
 

@@ -163,6 +163,7 @@ def test_zero_handle_times_cannot_bounce_a_ticket_forever(handle: dict) -> None:
     assert center.result().flow["arrived"] > 0
 
 
+@pytest.mark.slow
 def test_memory_is_flat_in_tickets_whatever_the_patience() -> None:
     """Served tickets stayed referenced in the abandonment heap: 907 MiB at 1M tickets."""
     code = (

@@ -22,8 +22,10 @@ from typing import Any
 
 import pytest
 
+from extras import need
+
 ROOT = Path(__file__).resolve().parents[1]
-pytest.importorskip("openenv")
+need("openenv")
 
 from openenv.validation.providers import ExecResult, StartupError  # noqa: E402
 from openenv.validation.runner import run_validation  # noqa: E402
@@ -97,6 +99,7 @@ class LocalProcessProvider:
         return server
 
 
+@pytest.mark.slow
 def test_runtime_validation_passes_against_a_local_server(tmp_path: Path) -> None:
     provider = LocalProcessProvider(tmp_path / "server.log")
     report = run_validation(ROOT, max_level=Level.RUNTIME, provider=provider)

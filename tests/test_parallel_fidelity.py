@@ -11,6 +11,8 @@ import statistics
 
 import pytest
 
+from extras import need
+
 import csr_marl
 from csr_marl.analysis.stats import mean_ci
 from csr_marl.policies import make_policy
@@ -57,5 +59,5 @@ def test_the_default_parallel_env_agrees_with_the_aec_env(scenario, team):
 @pytest.mark.slow
 @pytest.mark.parametrize("team", ["heuristic", "random"])
 def test_rllib_env_agrees_with_the_aec_env(team):
-    pytest.importorskip("ray.rllib")
+    need("ray.rllib", "consumers")
     assert_inside_aec_ci("standard_day", team, rllib=True)

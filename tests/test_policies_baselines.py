@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from extras import need
+
 import csr_marl
 from csr_marl.policies import make_policy, policy_names
 from csr_marl.sim.center import ContactCenter
@@ -37,8 +39,9 @@ def test_declared_label_triage_copies_the_customer_s_labels():
         assert (category, priority, route) == (ticket.declared_category, ticket.declared_priority, "resolver")
 
 
+@pytest.mark.slow
 def test_the_text_classifier_knows_only_the_train_split_and_reads_held_out_text_better_than_the_labels():
-    pytest.importorskip("sklearn")
+    need("sklearn")
     from csr_marl.policies.baselines import TextClassifier
 
     scenario = csr_marl.load_scenario("tasks/classify", overrides=HELD_OUT)
@@ -57,8 +60,9 @@ def classifier_bank(scenario):
     return load_ticket_bank(scenario.tickets.bank)
 
 
+@pytest.mark.slow
 def test_a_held_out_split_and_a_train_split_share_one_fitted_classifier():
-    pytest.importorskip("sklearn")
+    need("sklearn")
     from csr_marl.policies.baselines import TextClassifier
 
     held_out = csr_marl.load_scenario("tasks/classify", overrides=HELD_OUT)

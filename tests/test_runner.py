@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("openai")
+from extras import need
+
+need("openai")
 
 from chat_server import ChatServer, Reply, text, tool_call  # noqa: E402
 
@@ -257,3 +259,13 @@ def test_the_cli_grades_replies_with_a_judge_model_on_the_same_endpoint(tmp_path
     assert graded and all(" grade=0.25 " in line for line in graded)
     row = json.loads((out / "agent_baseline.json").read_text())["scenarios"]["resolve"]
     assert row["reply_score_mean"]["mean"] == pytest.approx(0.25)
+
+
+def test_a_named_task_plays_its_learning_roles_by_default() -> None:
+    """``csr-marl agent tasks/refund`` without --roles: the model is the resolver, the team plays the desk."""
+    from csr_marl.cli.agent import ROLES, task_roles
+
+    assert parse_team(None, None, default_roles=task_roles("tasks/refund", default=ROLES)) == {
+        "triage": "heuristic", "resolver": "llm", "escalation": "heuristic",
+    }
+    assert set(parse_team(None, None, default_roles=task_roles("standard_day", default=ROLES)).values()) == {"llm"}

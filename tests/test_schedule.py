@@ -7,12 +7,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from extras import need
+
 import csr_marl
 from csr_marl.cli import app
 from csr_marl.whatif import StudyError
 from csr_marl.whatif.schedule import ShiftTemplate, read_requirements, shift_templates, solve_schedule
 
-pytest.importorskip("ortools")
+need("ortools")
 runner = CliRunner()
 
 
@@ -72,7 +74,7 @@ def test_schedule_command_writes_a_scenario_that_simulates(tmp_path: Path) -> No
     out = tmp_path / "plan"
     args = ["schedule", "validation/mmc", "--target", "service_level>=0.8", "--requirements", str(req),
             "--starts", "0..60:30", "--lengths", "60,120", "--replications", "3", "--workers", "1", "--out", str(out),
-            "--set", "horizon_minutes=120", "--set", "warmup_minutes=0"]
+            "--lengths", "60", "--set", "horizon_minutes=120", "--set", "warmup_minutes=0"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert {p.name for p in out.iterdir()} >= {"schedule.csv", "scenario.yaml", "intervals.csv"}
@@ -90,3 +92,48 @@ def test_schedule_command_refuses_bad_input_before_writing(tmp_path: Path) -> No
     assert not out.exists()
     result = runner.invoke(app, ["schedule", "validation/mmc", "--target", "abandonment_rate<=0.1", "--out", str(out)])
     assert result.exit_code == 2 and "service_level>=" in result.output and not out.exists()
+
+
+def _one_line_refusal(args: list[str], *named: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in result.output, result.output
+    for word in named:
+        assert word in lines[0], (word, lines[0])
+
+
+SMALL = ["schedule", "validation/mmc", "--target", "service_level>=0.8", "--replications", "2", "--workers", "1",
+         "--lengths", "60", "--set", "horizon_minutes=120", "--set", "warmup_minutes=0"]
+
+
+def test_budget_zero_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "plan"
+    _one_line_refusal([*SMALL, "--budget", "0", "--out", str(out)], "--budget")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("starts", ["[" * 200 + "]" * 200, "[" * 200, "[[0, 30]]", "[.inf]", "0,.nan", "[0, abc]"])
+def test_list_options_are_read_within_bounds(tmp_path: Path, starts: str) -> None:
+    out = tmp_path / "plan"
+    _one_line_refusal([*SMALL, "--starts", starts, "--out", str(out)], "--starts")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e12", "-1"])
+def test_a_requirement_out_of_range_names_its_line(tmp_path: Path, value: str) -> None:
+    req = tmp_path / "req.csv"
+    req.write_text(f"start_minute,role,iterative\n0,resolver,2\n30,resolver,{value}\n")
+    with pytest.raises(StudyError, match="req.csv line 3"):
+        read_requirements(req, "iterative", [0, 30])
+
+
+def test_a_schedule_nobody_works_still_draws_its_chart() -> None:
+    """No staff-minutes worked: the chart has no pace to draw capacity from, and leaves it out."""
+    from csr_marl.cli.schedule import _chart
+    from csr_marl.whatif.interval_staffing import check_plan
+
+    base = csr_marl.load_scenario("validation/mmc", {"horizon_minutes": 60, "warmup_minutes": 0, "staffing.triage": 1})
+    schedule = solve_schedule({"resolver": [1, 1]}, shift_templates([0], [60], None, 30, 60), 30, mode="budget", budget=0)
+    check = check_plan(base, {"resolver": schedule.coverage["resolver"]}, "expert", 0, 2)
+    assert _chart(base, schedule, check, 0.8)[:4] == b"\x89PNG"

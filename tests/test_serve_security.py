@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("openenv", reason="the serve extra is not installed: pip install -e \".[serve]\"")
+from extras import need
+
+need("openenv")
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
@@ -115,6 +117,7 @@ def test_a_shipped_bank_by_name_and_allowed_overrides_work(server: Served) -> No
 
 
 # --- 2. bounded work per client ---------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_runaway_reset_is_stopped_by_the_work_budget(server: Served) -> None:
     (reply,) = ws_call(server, {"type": "reset", "data": RUNAWAY}, timeout=120)
     assert reply["type"] == "error" and "work budget" in reply["data"]["message"], reply
@@ -159,6 +162,7 @@ def test_a_client_that_leaves_mid_reset_frees_its_slot_at_once(tmp_path: Path) -
             time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_server_busy_with_a_runaway_reset(tmp_path: Path) -> None:
     args = ["--scenario", "standard_day", "--max-tickets-per-call", "5000000", "--max-seconds-per-call", "300"]
     with running_server(tmp_path / "log", args) as served:

@@ -31,6 +31,15 @@ def call(name: str, **arguments: Any) -> str:
     return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)  # as a model writes
 
 
+def test_pettingzoo_api_test_on_a_short_day() -> None:
+    """The fast suite's api_test: the same checks on a 45-minute day, fewer cycles (the full day is slow)."""
+    env = text_env(**SHORT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Text spaces by design, as below
+        api_test(env, num_cycles=100)
+
+
+@pytest.mark.slow
 def test_pettingzoo_api_test_on_the_default_constructor() -> None:
     """Random Text actions are refused (never raised on) and the day still moves on to its end."""
     env = text_env()

@@ -221,7 +221,9 @@ def test_when_no_known_case_fits_the_findings_the_heuristic_follows_the_playbook
     policy = make_policy("heuristic", scn, None)
     assert "over_refund_limit" not in {c.facts.get("payment_status") for c in ticket.template.cases}
     ticket.revealed, ticket.done = {"payment_status": "over_refund_limit"}, ["check_payment"]
-    resolver, desk = SimpleNamespace(ticket=ticket, role="resolver"), SimpleNamespace(ticket=ticket, role="escalation")
+    resolver, desk = (
+        SimpleNamespace(ticket=ticket, role=role, staff=SimpleNamespace(role=role)) for role in ("resolver", "escalation")
+    )
     assert policy.next_tool(resolver) == "initiate_refund"
     ticket.done.append("initiate_refund")
     assert policy.next_tool(resolver) == "escalate_issue"

@@ -15,6 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from extras import need
+
 from csr_marl.text import TextSession
 from csr_marl.text.pettingzoo import TextContactCenterEnv
 from csr_marl.text.players import tool_call_of
@@ -52,6 +54,7 @@ def session() -> TextSession:
     return text
 
 
+@pytest.mark.slow
 @FUZZ
 @given(name=names, args=arguments)
 def test_text_session_refuses_or_takes_any_call(session: TextSession, name: object, args: object) -> None:
@@ -69,6 +72,7 @@ def test_text_session_refuses_or_takes_any_call(session: TextSession, name: obje
         assert result.reward == pytest.approx(-abs(penalty)) or result.reward <= 0.0
 
 
+@pytest.mark.slow
 @FUZZ
 @given(action=st.one_of(json_texts, st.builds(lambda n, a: _json_call(n, a), names, arguments)))
 def test_text_env_refuses_or_takes_any_action(text_env: TextContactCenterEnv, action: str) -> None:
@@ -150,7 +154,7 @@ def test_agent_reply_of_a_hundred_thousand_brackets_is_no_call() -> None:
 
 
 def test_csr_marl_agent_survives_a_model_that_answers_brackets(tmp_path) -> None:
-    pytest.importorskip("openai")  # the llm extra
+    need("openai")
     """The model answers ``"[" * 100000`` as content and as a tool call's arguments: refusals, exit 0."""
     import subprocess
     import sys

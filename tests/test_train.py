@@ -14,6 +14,8 @@ import sys
 import numpy as np
 import pytest
 
+from extras import need
+
 import csr_marl
 from csr_marl.train import TrainConfig, TrainingUnavailable, require_training_extra
 from csr_marl.train.evaluation import play_episode
@@ -50,8 +52,8 @@ def test_an_episode_through_the_environment_scores_as_simulate_does():
 
 @pytest.fixture(scope="module")
 def short_run(tmp_path_factory):
-    pytest.importorskip("torch")
-    pytest.importorskip("tianshou")
+    need("torch")
+    need("tianshou")
     from csr_marl.train import train
 
     config = TrainConfig(
@@ -72,8 +74,8 @@ def test_short_training_run_has_finite_losses_and_writes_its_outputs(short_run):
 
 
 def test_readme_loader_is_importable_from_the_package():
-    pytest.importorskip("torch")
-    pytest.importorskip("tianshou")
+    need("torch")
+    need("tianshou")
     import csr_marl
     from csr_marl.train import load_checkpoint_policy
 
@@ -151,8 +153,8 @@ def test_evaluation_reports_the_baselines_columns(short_run):
 
 
 def test_agent_turns_credit_each_agent_with_what_it_earned_until_its_next_decision():
-    pytest.importorskip("torch")
-    tianshou_data = pytest.importorskip("tianshou.data")
+    need("torch")
+    tianshou_data = need("tianshou.data")
     from csr_marl.train.turns import agent_turns
 
     # One environment: an episode of five AEC steps (a b a a b), then two steps of an unfinished one.
@@ -179,8 +181,8 @@ def test_cli_modules_load_without_torch():
 
 
 def test_train_and_evaluate_commands(tmp_path):
-    pytest.importorskip("torch")
-    pytest.importorskip("tianshou")
+    need("torch")
+    need("tianshou")
     import typer
     from typer.testing import CliRunner
 

@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pytest
 
+from extras import need
+
 import csr_marl
 from csr_marl.train import TrainConfig
 
@@ -43,8 +45,8 @@ def _hand_made_batch(tianshou_data, time):
 
 
 def test_smdp_discount_of_each_turn_is_gamma_to_the_minutes_over_tau():
-    pytest.importorskip("torch")
-    tianshou_data = pytest.importorskip("tianshou.data")
+    need("torch")
+    tianshou_data = need("tianshou.data")
     from csr_marl.train.turns import agent_turns
 
     batch = _hand_made_batch(tianshou_data, [0.0, 1.0, 4.0, 4.5, 10.0, 0.0, 2.0])
@@ -60,8 +62,8 @@ def test_smdp_discount_of_each_turn_is_gamma_to_the_minutes_over_tau():
 
 
 def test_discounted_gae_by_hand_and_as_tianshou_with_a_constant_discount():
-    pytest.importorskip("torch")
-    algorithm_base = pytest.importorskip("tianshou.algorithm.algorithm_base")
+    need("torch")
+    algorithm_base = need("tianshou.algorithm.algorithm_base")
     from csr_marl.train.turns import discounted_gae
 
     rew = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
@@ -86,8 +88,8 @@ def test_discounted_gae_by_hand_and_as_tianshou_with_a_constant_discount():
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
     """A tiny triage trained on a short classify (the curriculum's source)."""
-    pytest.importorskip("torch")
-    pytest.importorskip("tianshou")
+    need("torch")
+    need("tianshou")
     from csr_marl.train import train
 
     config = TrainConfig(scenario="tasks/classify", overrides=SHORT_CLASSIFY, seed=0, **TINY)
@@ -95,8 +97,8 @@ def source(tmp_path_factory):
 
 
 def test_central_critic_reads_observation_and_state_and_its_checkpoint_plays(tmp_path):
-    pytest.importorskip("torch")
-    pytest.importorskip("tianshou")
+    need("torch")
+    need("tianshou")
     from csr_marl.train import load_checkpoint, load_checkpoint_policy, play_episode, train
     from csr_marl.train.tianshou_env import TianshouEnv
 

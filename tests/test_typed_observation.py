@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from extras import need
+
 from csr_marl.text.tasks import task_session
 
 
@@ -36,7 +38,7 @@ def test_a_pick_lists_the_waiting_tickets() -> None:
 
 
 def test_the_openenv_observation_has_the_same_fields() -> None:
-    pytest.importorskip("openenv")
+    need("openenv")
     from csr_marl.serve.environment import ContactCenterEnvironment, SessionDefaults
     from csr_marl.serve.models import ToolCallAction
 

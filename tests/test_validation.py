@@ -11,6 +11,8 @@ import math
 import numpy as np
 import pytest
 
+from extras import need
+
 import csr_marl
 from csr_marl.analysis import cobham_waits, erlang_a, erlang_c, erlang_c_asa, mean_ci
 
@@ -74,7 +76,7 @@ def test_two_tier_network_matches_jackson() -> None:
 
 
 def test_agrees_with_ciw_on_the_same_model() -> None:
-    ciw = pytest.importorskip("ciw")
+    ciw = need("ciw")
     horizon, warmup = 600.0, 60.0
     ciw_p_wait = []
     for seed in range(REPLICATIONS):

@@ -80,3 +80,21 @@ def test_combination_invalid_only_together_names_the_point() -> None:
     base = csr_marl.load_scenario("mmc", {"staffing.escalation": 1})  # no triage
     with pytest.raises(StudyError, match="grid point staffing.resolver=0, staffing.escalation=0: .*nobody is staffed"):
         point_scenarios(base, [parse_vary("staffing.resolver=0,1"), parse_vary("staffing.escalation=0,1")])
+
+
+@pytest.mark.parametrize("spec", ["[" * 100 + "]" * 100, "[" * 300 + "]" * 300, "[" * 300, "1," + "[" * 300 + "]" * 300])
+def test_vary_lists_are_read_by_the_bounded_loader(spec: str) -> None:
+    with pytest.raises(StudyError, match=r"^--vary 'staffing.resolver=.*(nested deeper|not valid YAML)"):
+        parse_vary(f"staffing.resolver={spec}")
+
+
+def test_sweep_refuses_a_deep_vary_in_one_line(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from csr_marl.cli import app
+
+    result = CliRunner().invoke(app, ["sweep", "validation/mmc", "--vary", "staffing.resolver=" + "[" * 300 + "]" * 300,
+                                      "--out", str(tmp_path / "study")])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and "--vary" in lines[0] and "Traceback" not in result.output
+    assert not (tmp_path / "study").exists()

@@ -10,7 +10,9 @@ import typer
 
 from ..text.endpoint import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, Endpoint, EndpointError
 from ..text.judge import ChatJudge
+from ..config.domain import ROLES
 from ..text.players import LLM, parse_team
+from ..text.tasks import task_roles
 from ..text.report import passk_markdown, write_agent_report
 from ..text.runner import AgentRunner
 from .common import check_output_folder, console, escape, fail, friendly_errors, parse_sets, print_estimates, with_overrides
@@ -30,7 +32,7 @@ def agent_command(
         None, "--api-key", envvar=ENV_API_KEY, show_envvar=True, show_default=False,
         help="API key (local servers need none).",
     ),
-    roles: Optional[str] = typer.Option(None, "--roles", help="Roles the model plays, comma list (e.g. resolver). \\[default: every role, unless --agents is given]"),
+    roles: Optional[str] = typer.Option(None, "--roles", help="Roles the model plays, comma list (e.g. resolver). \\[default: a named task's roles (tasks/refund: resolver), every role for another scenario, unless --agents is given]"),
     agents: Optional[str] = typer.Option(
         None, "--agents",
         help="Who plays each role: ROLE=PLAYER comma list; PLAYER is llm, human, a built-in policy "
@@ -62,7 +64,7 @@ def agent_command(
 
     pass^k = mean over tickets (and episodes) of C(c,k)/C(n,k), c successes in n = --k tries (tau-bench).
     """
-    team = parse_team(agents, roles)
+    team = parse_team(agents, roles, default_roles=task_roles(scenario, default=ROLES))
     overrides = parse_sets(sets)
     check_output_folder(out, "--out")  # every input is checked before the first request
     endpoint = grader = None

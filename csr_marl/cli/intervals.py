@@ -121,12 +121,17 @@ def _round(value: float) -> float | None:
 
 def write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
     """Write ``rows`` as CSV atomically (a NaN or None is an empty cell)."""
+    return atomic_write(Path(path), csv_text(rows))
+
+
+def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``rows`` as CSV text, a header first (a NaN or None is an empty cell)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: "" if v is None or (isinstance(v, float) and math.isnan(v)) else v for k, v in row.items()})
-    return atomic_write(Path(path), buffer.getvalue())
+    return buffer.getvalue()
 
 
 def check_estimates_payload(check: PlanCheck, names: Sequence[str]) -> list[dict[str, Any]]:
@@ -213,5 +218,5 @@ def scenario_yaml(scenario: Scenario, name: str, comments: Sequence[str] = ()) -
         dump.setdefault("tickets", {})["bank"] = bank.resolve().relative_to(scenarios_dir().resolve()).as_posix()
     except ValueError:
         dump.setdefault("tickets", {})["bank"] = str(bank)
-    header = "".join(f"# {line}\n" for line in comments)
+    header = "".join(f"# {' '.join(str(line).splitlines())}\n" for line in comments)  # a comment stays one line
     return header + yaml.safe_dump(dump, sort_keys=False, default_flow_style=None)

@@ -21,20 +21,21 @@ import typer
 from rich.table import Table
 
 from ..config.domain import ROLES
+from ..config.scenario import MAX_HEADCOUNT
 from ..config.loading import load_scenario
 from ..config.scenario import Scenario
 from ..whatif import parse_targets
 from ..whatif.errors import StudyError
 from ..whatif.executors import executor_scope
 from ..whatif.grid import parse_values
-from ..whatif.interval_chart import plot_interval_chart
+from ..whatif.interval_chart import interval_chart_png
 from ..whatif.interval_runs import interval_starts, scenario_with_plan
 from ..whatif.interval_staffing import PlanCheck, check_plan, plan_interval_staffing
 from ..whatif.schedule import Schedule, read_requirements, schedule_rows, shift_templates, solve_schedule
 from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.store import atomic_write
 from .common import check_output_folder, console, escape, friendly_errors, note, parse_sets, warn
-from .intervals import clock, interval_target, plan_rows, scenario_yaml, write_csv
+from .intervals import clock, csv_text, interval_target, plan_rows, scenario_yaml
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
 
@@ -48,7 +49,7 @@ def schedule_command(
     starts: str = typer.Option("0..240:30", "--starts", help="Shift start minutes: 0..240:30 or 0,60,120."),
     lengths: str = typer.Option("240,480", "--lengths", help="Paid shift lengths in minutes."),
     breaks: Optional[list[str]] = typer.Option(None, "--break", help="LENGTH:MINUTES, e.g. 480:30: shifts of that length take a break within an hour of their middle; repeatable."),
-    budget: Optional[int] = typer.Option(None, "--budget", min=0, help="At most this many staff per role: least shortfall instead of least cost."),
+    budget: Optional[int] = typer.Option(None, "--budget", help="At most this many staff per role (1 to 1000): least shortfall instead of least cost."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (created)."),
     interval: Optional[int] = typer.Option(None, "--interval", help="Interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
     policy: str = typer.Option(ANALYST_POLICY, "--policy", "-p", help="Built-in policy the staff follow."),
@@ -60,6 +61,8 @@ def schedule_command(
     ray_address: Optional[str] = RAY_ADDRESS,
 ) -> None:
     """Turn per-interval requirements into shifts with CP-SAT, simulate the schedule, report interval SL vs target."""
+    if budget is not None and not 1 <= budget <= MAX_HEADCOUNT:
+        raise StudyError(f"--budget {budget}: give the most staff per role the schedule may use, 1 to {MAX_HEADCOUNT}")
     overrides = parse_sets(sets)
     if interval is not None:
         overrides["service_level.interval_minutes"] = interval
@@ -79,7 +82,6 @@ def schedule_command(
     chosen = _roles(base, roles, given)
     check_output_folder(out, "--out")
     say = note
-    written: list[str] = []
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
         if given is None:
             say("sizing every interval with the iterative staffing algorithm (and SIPP beside it)")
@@ -92,18 +94,22 @@ def schedule_command(
         schedule = solve_schedule(need, templates, width, mode="budget" if budget is not None else "cover", budget=budget)
         say(f"schedule {schedule.status.lower()}: {schedule.paid_hours():g} paid staff-hours; simulating it")
         check = check_plan(base, schedule.coverage, policy, seed or 0, replications, executor=pool)
-    out.mkdir(parents=True, exist_ok=True)
+    # Every output is made before any is written: a failure leaves --out as it was.
     scheduled = scenario_with_plan(base, schedule.coverage)
-    written.append(str(write_csv(out / "schedule.csv", schedule_rows(schedule))))
     header = "Written by csr-marl schedule: the scenario staffed by the schedule (staffing.shifts)."
-    written.append(str(atomic_write(out / "scenario.yaml", scenario_yaml(scheduled, f"{base.name}_schedule", [header]))))
-    written.append(str(write_csv(out / "intervals.csv", interval_rows(schedule, check, target))))
+    files: dict[str, str | bytes] = {
+        "schedule.csv": csv_text(schedule_rows(schedule)),
+        "scenario.yaml": scenario_yaml(scheduled, f"{base.name}_schedule", [header]),
+        "intervals.csv": csv_text(interval_rows(schedule, check, target)),
+    }
     if extra_rows is not None:
-        written.append(str(write_csv(out / "requirements.csv", extra_rows)))
+        files["requirements.csv"] = csv_text(extra_rows)
     try:
-        written.append(str(_chart(out / "interval_chart.png", base, schedule, check, target)))
+        files["interval_chart.png"] = _chart(base, schedule, check, target)
     except RuntimeError as exc:  # matplotlib missing
         warn(str(exc))
+    out.mkdir(parents=True, exist_ok=True)
+    written = [str(atomic_write(out / name, content)) for name, content in files.items()]
     console.print(schedule_table(schedule, check, target, base))
     for role in schedule.coverage:
         console.print(
@@ -178,19 +184,19 @@ def schedule_table(schedule: Schedule, check: PlanCheck, target: float, base: Sc
     return table
 
 
-def _chart(path: Path, base: Scenario, schedule: Schedule, check: PlanCheck, target: float) -> Path:
+def _chart(base: Scenario, schedule: Schedule, check: PlanCheck, target: float) -> bytes:
     role = "resolver" if "resolver" in schedule.coverage else next(iter(schedule.coverage))
     busy = [row[f"occupancy_{role}"].mean * row[f"headcount_{role}"].mean for row in check.intervals]
     answered = [row[f"answered_{role}"].mean for row in check.intervals]
     # Contacts a staff member answers per interval at the measured pace: interval minutes / minutes per contact.
     per_contact = sum(b for b in busy if not math.isnan(b)) * schedule.width / max(sum(answered), 1e-9)
-    capacity = {
+    capacity = {} if per_contact <= 0 else {  # nobody worked (or answered): no pace to draw capacity from
         "required": [n * schedule.width / per_contact for n in schedule.requirements[role]],
         "scheduled": [n * schedule.width / per_contact for n in schedule.coverage[role]],
     }
     offered = [row[f"offered_{role}"].mean for row in check.intervals]
-    return plot_interval_chart(
-        path, schedule.starts, schedule.width, offered, capacity, {"scheduled": check.service_level(role)}, target,
+    return interval_chart_png(
+        schedule.starts, schedule.width, offered, capacity, {"scheduled": check.service_level(role)}, target,
         title=f"{base.name} · {role}s · the schedule simulated, mean and 95% CI over {check.replications} replications",
         service_label=f"service level, {role} queue",
     )

@@ -41,6 +41,22 @@ def serve_command(
         None, "--auth-token", envvar="CSR_MARL_AUTH_TOKEN", show_default=False,
         help="Require 'Authorization: Bearer TOKEN' on every route and WebSocket handshake (or set $CSR_MARL_AUTH_TOKEN).",
     ),
+    max_override_entries: int = typer.Option(
+        1_000, "--max-override-entries",
+        help="Most list entries (surges, shift changes, profile periods, values) a client's reset overrides may hold.",
+    ),
+    rate: float = typer.Option(50.0, "--rate-per-second", help="Requests (HTTP calls, WebSocket messages) a second per client address; 0: no limit."),
+    rate_burst: int = typer.Option(100, "--rate-burst", help="Requests a client may send at once before --rate-per-second applies."),
+    token_rate: float = typer.Option(0.0, "--token-rate-per-second", help="Requests a second per bearer token (every client sharing it); 0: no limit."),
+    rate_loopback: bool = typer.Option(
+        False, "--rate-loopback", help="Rate-limit clients on this machine too (127.0.0.1, ::1; by default they are the operator's).",
+    ),
+    max_connections_per_client: int = typer.Option(
+        32, "--max-connections-per-client", help="Open connections per client address (behind a proxy: the proxy's); 0: no cap.",
+    ),
+    request_read_seconds: float = typer.Option(
+        10.0, "--request-read-seconds", help="A request's headers and body must arrive within this many seconds.",
+    ),
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE in the default scenario; repeatable."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level: critical, error, warning, info, debug."),
 ) -> None:
@@ -50,7 +66,12 @@ def serve_command(
     from ..serve.guard import ServerLimits
 
     try:
-        limits = ServerLimits(max_sessions, max_tickets, max_seconds, max_message_bytes, idle_seconds, auth_token or None)
+        limits = ServerLimits(
+            max_sessions, max_tickets, max_seconds, max_message_bytes, idle_seconds, auth_token or None,
+            max_override_entries=max_override_entries, rate_per_second=rate, rate_burst=rate_burst,
+            token_rate_per_second=token_rate, rate_loopback=rate_loopback, max_connections_per_client=max_connections_per_client,
+            request_read_seconds=request_read_seconds,
+        )
     except ValueError as exc:
         raise UsageError(f"--{exc}") from None
     if log_level not in ("critical", "error", "warning", "info", "debug"):

@@ -6,7 +6,9 @@ worker processes). Field names are the YAML keys (docs/concepts/model.md shows a
 
 from __future__ import annotations
 
+import bisect
 import warnings
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -25,6 +27,11 @@ MAX_EXPECTED_ARRIVALS = 20_000_000
 #: The most staff one role may have at any time: every staff member is an agent with its own slot in
 #: the environments, and a billion of them would exhaust memory before the first ticket.
 MAX_HEADCOUNT = 1_000
+#: The most entries one schedule list may hold (arrivals.profile, arrivals.surges, staffing.shifts):
+#: each is built in n log n, and a day with this many of each simulates in seconds.
+MAX_SCHEDULE_ENTRIES = 10_000
+#: Up to this many overlapping surges multiply a rate one by one, in their order (see Arrivals.segments).
+EXACT_OVERLAP = 16
 
 
 class _Frozen(BaseModel):
@@ -53,8 +60,8 @@ class Arrivals(_Frozen):
     """Exactly one of a constant rate, a piecewise time-of-day profile, or a CSV trace."""
 
     rate_per_hour: float | None = Field(default=None, gt=0)
-    profile: tuple[tuple[float, float], ...] | None = None
-    surges: tuple[Surge, ...] = ()
+    profile: tuple[tuple[float, float], ...] | None = Field(default=None, max_length=MAX_SCHEDULE_ENTRIES)
+    surges: tuple[Surge, ...] = Field(default=(), max_length=MAX_SCHEDULE_ENTRIES)
     trace: str | None = None
 
     @model_validator(mode="after")
@@ -84,25 +91,51 @@ class Arrivals(_Frozen):
         return self
 
     def segments(self, horizon: float) -> list[tuple[float, float, float]]:
-        """``(start, end, rate_per_hour)`` of each constant-rate piece of ``[0, horizon)`` (no trace)."""
+        """``(start, end, rate_per_hour)`` of each constant-rate piece of ``[0, horizon)`` (no trace).
+
+        One sweep over the sorted edges, so many surges cost ``n log n``, not ``n`` squared. A piece's
+        rate is the base rate times its active surges' multipliers, in the surges' order (exactly the
+        same floats as multiplying one by one) while at most :data:`EXACT_OVERLAP` overlap; past that, a
+        running product.
+        """
         if self.profile is not None:
             steps = [(float(start), float(rate)) for start, rate in self.profile]
         else:
             steps = [(0.0, float(self.rate_per_hour or 0.0))]
         edges = {0.0, float(horizon)}
         edges.update(start for start, _ in steps if start < horizon)
-        for surge in self.surges:
+        starting: dict[float, list[int]] = {}
+        ending: dict[float, list[int]] = {}
+        for i, surge in enumerate(self.surges):
             edges.update(t for t in (surge.start_minute, surge.end_minute) if t < horizon)
+            starting.setdefault(float(surge.start_minute), []).append(i)
+            ending.setdefault(float(surge.end_minute), []).append(i)
+        events = sorted(set(starting) | set(ending))
         cuts = sorted(edges)
+        active: set[int] = set()
+        running = 1.0
         pieces: list[tuple[float, float, float]] = []
-        step = 0
+        step = event = 0
         for start, end in zip(cuts, cuts[1:]):
             while step + 1 < len(steps) and steps[step + 1][0] <= start:
                 step += 1
+            while event < len(events) and events[event] <= start:  # surges are active on [start, end)
+                for i in ending.get(events[event], ()):
+                    active.discard(i)
+                    running /= self.surges[i].multiplier
+                for i in starting.get(events[event], ()):
+                    if self.surges[i].end_minute > events[event]:
+                        active.add(i)
+                        running *= self.surges[i].multiplier
+                event += 1
             rate = steps[step][1]
-            for surge in self.surges:
-                if surge.start_minute <= start < surge.end_minute:
-                    rate *= surge.multiplier
+            if not active:
+                running = 1.0  # no drift carried from one overlap to the next
+            elif len(active) <= EXACT_OVERLAP:
+                for i in sorted(active):
+                    rate *= self.surges[i].multiplier
+            else:
+                rate *= running
             pieces.append((start, end, rate))
         return pieces
 
@@ -253,7 +286,7 @@ class Staffing(_Frozen):
     triage: int = Field(default=1, ge=0, le=MAX_HEADCOUNT)
     resolver: int = Field(default=4, ge=0, le=MAX_HEADCOUNT)
     escalation: int = Field(default=1, ge=0, le=MAX_HEADCOUNT)
-    shifts: tuple[ShiftChange, ...] = Field(default=(), max_length=10_000)
+    shifts: tuple[ShiftChange, ...] = Field(default=(), max_length=MAX_SCHEDULE_ENTRIES)
 
     @model_validator(mode="after")
     def _ordered(self) -> "Staffing":
@@ -266,13 +299,34 @@ class Staffing(_Frozen):
         return self
 
     def headcount_at(self, role: str, minute: float) -> int:
-        count = getattr(self, role)
-        for change in self.shifts:
-            if change.at_minute > minute:
-                break
-            if getattr(change, role) is not None:
-                count = getattr(change, role)
-        return count
+        """The role's headcount at ``minute`` (the last change at or before it), in log(shifts) time."""
+        times, counts = self.timeline(role)
+        return counts[bisect.bisect_right(times, minute) - 1] if times and minute >= times[0] else getattr(self, role)
+
+    def timeline(self, role: str) -> tuple[tuple[float, ...], tuple[int, ...]]:
+        """``(minutes, headcounts)``: each shift change's minute and the role's headcount from then on."""
+        return self._timelines[role]
+
+    def changes_between(self, start: float, end: float) -> tuple[float, ...]:
+        """The minutes of shift changes strictly inside ``(start, end)``, in order, in log(shifts) time."""
+        times = self._change_minutes
+        return times[bisect.bisect_right(times, start):bisect.bisect_left(times, end)]
+
+    @cached_property
+    def _change_minutes(self) -> tuple[float, ...]:
+        return tuple(float(c.at_minute) for c in self.shifts)
+
+    @cached_property
+    def _timelines(self) -> dict[str, tuple[tuple[float, ...], tuple[int, ...]]]:
+        lines = {}
+        for role in ROLES:
+            count, counts = getattr(self, role), []
+            for change in self.shifts:
+                value = getattr(change, role)
+                count = count if value is None else value
+                counts.append(count)
+            lines[role] = (self._change_minutes, tuple(counts))
+        return lines
 
     def peak(self, role: str) -> int:
         counts = [getattr(self, role)] + [
@@ -339,6 +393,17 @@ class Rewards(_Frozen):
     routing_wrong: float = -0.2
     step_needed: float = 0.2
     step_wasted: float = -0.1
+    labels_against_chance: bool = Field(
+        default=True,
+        description="triage's wrong category or route costs right x p / (1 - p), p the share of tickets "
+        "the chosen label is right for, so a label chosen without reading earns nothing on average "
+        "(false: a wrong category earns 0 and a wrong route routing_wrong)",
+    )
+    collateral_damage: float = Field(
+        default=-0.3,
+        description="a refund the case does not owe (csr_marl.sim.tickets.refund_verdict): it costs more "
+        "than a missed step earns",
+    )
     resolution: float = 0.5
     tier_weight: dict[str, float] = Field(
         default_factory=lambda: {"basic": 1.0, "premium": 1.5, "enterprise": 2.0}

@@ -1,10 +1,10 @@
 # noqa: D212, D415
 """
-# Contact center (csr_marl_v3)
+# Contact center (csr_marl_v4)
 
 | Import             | `csr_marl.env(scenario="standard_day")`, `csr_marl.parallel_env(...)`, `csr_marl.raw_env(...)` |
 |--------------------|------------------------------------------------------------------------------------------------|
-| Registered         | PettingZoo `csr_marl/ContactCenter-v3` (aec, parallel); Gymnasium tasks `csr_marl/*-v2`         |
+| Registered         | PettingZoo `csr_marl/ContactCenter-v4` (aec, parallel); Gymnasium tasks `csr_marl/*-v3`         |
 | Actions            | `Discrete(33)` for every agent (padding and the no-op masked), masked                          |
 | Parallel API       | Yes: event-driven by default (the AEC env's contact center); epochs as an option, see below    |
 | Agents             | `triage_0..`, `resolver_0..`, `escalation_0..`: one per staff slot at peak staffing            |
@@ -254,7 +254,7 @@ Decided against each library's own code, as installed (pettingzoo 1.27, tianshou
 ## Gymnasium tasks and Tianshou
 
 `import csr_marl.envs` registers single-agent Gymnasium tasks (`csr_marl.envs.tasks`:
-`csr_marl/Classify-v2`, `Resolve-v2`, `Triage-v2`, `Resolver-v2`, `EscalationDesk-v2`): one staff
+`csr_marl/Classify-v3`, `Resolve-v3`, `Triage-v3`, `Resolver-v3`, `EscalationDesk-v3`): one staff
 member learns while built-in policies run the others; `action_masks()` serves sb3-contrib's
 `MaskablePPO`. `csr_marl.train.TianshouEnv` is Tianshou's `PettingZooEnv` with every reward credited
 to the agent that earned it (Tianshou's own credits only what an agent earned during its own turn).
@@ -262,7 +262,7 @@ to the agent that earned it (Tianshou's own credits only what an agent earned du
 ## Vectorised rollouts
 
 `csr_marl.envs.vector` runs N copies in worker processes for RL collection, several copies per worker
-stepped per message through shared memory: `TaskVectorEnv("Resolver-v2", num_envs=16, workers=2)` is a
+stepped per message through shared memory: `TaskVectorEnv("Resolver-v3", num_envs=16, workers=2)` is a
 Gymnasium `VectorEnv` over a task (same-step autoreset, masks in `infos["action_mask"]` and
 `action_masks()`), `ParallelVectorEnv(num_envs=16, workers=2)` batches the parallel API as arrays of
 shape `(num_envs, n_agents, ...)`. `reset(seed=s)` seeds copy `i` with `s + i`: results do not depend
@@ -316,6 +316,13 @@ A built-in policy answers the core's pending decision; with the same seed it giv
   in `info["illegal_actions"]` and the KPIs `illegal_actions` / `illegal_action_share`, and a high
   share warns once. Spaces and observations are v2's. The v2 ids (and the tasks' `-v1`) are no longer
   registered: Gymnasium names the new version when an old one is asked for.
+* v4 (Gymnasium tasks `-v3`): rewards only the work earns (issue #26). A wrong triage category or
+  route costs `right x p / (1 - p)`, `p` the share of tickets the chosen label is right for, so a
+  label chosen without reading earns nothing on average (`rewards.labels_against_chance`; v3: a wrong
+  category earned 0 and a wrong route `routing_wrong`); a refund the case does not owe costs
+  `rewards.collateral_damage` (-0.3; v3: a wasted step's -0.1); the reply rubric grades reading (the
+  `response` component of a premature or copied reply is lower). Spaces and observations are v3's;
+  the v3 ids (tasks `-v2`) are no longer registered.
 """
 
 from __future__ import annotations
@@ -385,10 +392,10 @@ def _register() -> None:
         from pettingzoo import aec_registry, parallel_registry, register
     except ImportError:  # PettingZoo before 1.27 has no registry
         return
-    if "csr_marl/ContactCenter-v3" not in aec_registry:
-        register("aec", "csr_marl/ContactCenter-v3", entry_point=env)
-    if "csr_marl/ContactCenter-v3" not in parallel_registry:
-        register("parallel", "csr_marl/ContactCenter-v3", entry_point=parallel_env)
+    if "csr_marl/ContactCenter-v4" not in aec_registry:
+        register("aec", "csr_marl/ContactCenter-v4", entry_point=env)
+    if "csr_marl/ContactCenter-v4" not in parallel_registry:
+        register("parallel", "csr_marl/ContactCenter-v4", entry_point=parallel_env)
 
 
 _register()

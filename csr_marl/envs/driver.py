@@ -181,18 +181,19 @@ class CenterDriver:
         self._set_due(*due)
 
     # --- acting ---------------------------------------------------------------------------------
-    def act(self, action: Any, text: str | None = None) -> None:
+    def act(self, action: Any, text: str | None = None, refund: Refund | None = None) -> None:
         """The agent whose decision is due takes its turn: answer, then run the core to the next one.
 
         The step's rewards start from zero, and so does the acting agent's reward since its last turn.
-        ``text`` is what a work tool says (``respond_user``'s message, ``ask_customer``'s question).
+        ``text`` is what a work tool says (``respond_user``'s message, ``ask_customer``'s question),
+        ``refund`` a refund's amount and order (None: what is owed).
         """
         decision, center = self.decision, self.center
         assert decision is not None and center is not None
         index = int(action)
         index, illegal = (index, False) if index in decision.legal else self._checked(decision, index)
         self.account.turn(decision.staff.name)
-        self._answer(decision, index, illegal, text)
+        self._answer(decision, index, illegal, text, refund)
         self._set_decision(center.next_decision())
         self.account.add(center.rewards.drain())
         if self.decision is None:
@@ -243,7 +244,9 @@ class CenterDriver:
         legal = decision.legal
         return legal[int(self.center.streams["illegal_fallback"].integers(len(legal)))]
 
-    def _answer(self, decision: Decision, index: int, illegal: bool, text: str | None = None) -> None:
+    def _answer(
+        self, decision: Decision, index: int, illegal: bool, text: str | None = None, refund: Refund | None = None
+    ) -> None:
         """Answer a decision with a checked action; an illegal one's penalty goes to its agent."""
         center = self.center
         assert center is not None
@@ -258,7 +261,7 @@ class CenterDriver:
             self._kpis["illegal_actions"] = self._illegal_total
             self._kpis["illegal_action_share"] = self._illegal_total / self._decided_total
         self.last_decided[decision.agent] = center.env.now
-        center.decide(index, decision, text=None if illegal else text)
+        center.decide(index, decision, text=None if illegal else text, refund=None if illegal else refund)
 
     def _check_illegal_share(self) -> None:
         """At an episode's end: warn (once per environment) when its illegal share passed the threshold."""

@@ -73,13 +73,16 @@ class ResolverTools(_Calls):
         """Look up the payment: reveals what happened to the customer's money."""
         return self._call("check_payment")
 
-    def initiate_refund(self, amount: float) -> str:
-        """Start a refund to the customer's original payment method.
+    def initiate_refund(self, amount: float, order_id: str | None = None) -> str:
+        """Start a refund to the customer's original payment method: the amount on record, when the case owes one.
 
         Args:
             amount: the amount in dollars
+            order_id: optional: the order or invoice the refund is for (it must be the customer's)
         """
-        return self._call("initiate_refund", amount=amount)
+        if order_id is None:
+            return self._call("initiate_refund", amount=amount)
+        return self._call("initiate_refund", amount=amount, order_id=order_id)
 
     def update_shipping(self) -> str:
         """Change or re-send the shipment (address, carrier, replacement)."""
@@ -105,13 +108,16 @@ class ResolverTools(_Calls):
 class DeskTools(_Calls):
     """The escalation desk's specialist tools."""
 
-    def approve_refund(self, amount: float) -> str:
+    def approve_refund(self, amount: float, order_id: str | None = None) -> str:
         """Approve a refund beyond the resolvers' limits.
 
         Args:
             amount: the amount in dollars
+            order_id: optional: the order or invoice the refund is for (it must be the customer's)
         """
-        return self._call("approve_refund", amount=amount)
+        if order_id is None:
+            return self._call("approve_refund", amount=amount)
+        return self._call("approve_refund", amount=amount, order_id=order_id)
 
     def engineering_fix(self) -> str:
         """Have engineering fix a defect on the customer's device or account."""

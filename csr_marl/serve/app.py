@@ -27,8 +27,9 @@ from openenv.core.env_server.http_server import create_app  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse  # noqa: E402
 
+from .connections import guarded_protocol, quiet_floods, raise_open_file_limit  # noqa: E402
 from .environment import Colleagues, ContactCenterEnvironment, SessionDefaults, SessionOptionError  # noqa: E402
-from .guard import SERVER_STOPPING, RequestGuard, ServerLimits  # noqa: E402
+from .guard import SERVER_STOPPING, RequestGuard, ServerLimits, short  # noqa: E402
 from .models import ContactCenterObservation, ContactCenterState, ToolCallAction  # noqa: E402
 from .routes import install  # noqa: E402
 
@@ -72,21 +73,23 @@ def create_server_app(
     )
     install(app, factory, limits)
     app.add_exception_handler(SessionOptionError, _option_error)
-    app.add_middleware(RequestGuard, token=limits.auth_token, max_body_bytes=limits.max_message_bytes)
+    app.add_middleware(RequestGuard, limits=limits)
     app.state.limits = limits
     return app
 
 
 async def _option_error(request: Request, exc: Exception) -> JSONResponse:
     """A bad reset option over plain HTTP is the client's mistake: 422 with the one-line reason."""
-    return JSONResponse(status_code=422, content={"detail": str(exc)})
+    return JSONResponse(status_code=422, content={"detail": short(str(exc))})
 
 
 def run_server(app: "FastAPI", host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
     """Serve ``app`` with uvicorn until SIGTERM / SIGINT, which stops every running request at once.
 
     WebSocket frames are read up to the app's ``max_message_bytes`` (a larger one closes that
-    connection); open connections get 2 s to close after the signal.
+    connection); a request's headers and body must arrive within ``request_read_seconds``; an address
+    holds at most ``max_connections_per_client`` connections; a flood of socket errors is logged once
+    per condition every 10 s, without tracebacks; open connections get 2 s to close after the signal.
     """
     import uvicorn
 
@@ -94,7 +97,10 @@ def run_server(app: "FastAPI", host: str = "127.0.0.1", port: int = 8000, log_le
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, ws_max_size=limits.max_message_bytes,
         timeout_graceful_shutdown=2, ws_ping_interval=20.0, ws_ping_timeout=20.0,
+        http=guarded_protocol(limits.request_read_seconds, limits.max_connections_per_client),
+        timeout_keep_alive=5,
     )
+    raise_open_file_limit()
     server = uvicorn.Server(config)
     stop = server.handle_exit
 
@@ -106,4 +112,5 @@ def run_server(app: "FastAPI", host: str = "127.0.0.1", port: int = 8000, log_le
     SERVER_STOPPING.clear()
     # Sessions run in threads: a 1 ms switch interval (not 5) lets a short step in between a long one's slices.
     sys.setswitchinterval(0.001)
+    quiet_floods()  # after uvicorn's logging setup (in run), its loggers exist: filter them now
     server.run()

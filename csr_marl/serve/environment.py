@@ -30,13 +30,13 @@ import numpy as np
 from .. import __version__
 from ..config.domain import ROLES
 from ..config.loading import scenario_names
-from ..sim.work import WorkLimitReached, work_limit
+from ..sim.work import WorkLimitReached, charge_build, work_limit
 from ..text import NoTurnError, TextSession, TextStep, Turn
 from ..text.tools import quote
 from ..text.tasks import task_roles
 from ..whatif.store import json_safe
 from .deps import require_serve_extra
-from .guard import SERVER_STOPPING, ClientError, ServerLimits, checked_overrides, short
+from .guard import SERVER_STOPPING, ClientError, ServerLimits, check_override_cost, checked_overrides, override_entries, short
 
 require_serve_extra()  # one line naming the extra, not a bare ModuleNotFoundError
 
@@ -134,6 +134,7 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
             seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
         with self._budget("reset"):
             if self._session is None or settings != self._settings:
+                charge_build(override_entries(settings.overrides))  # a large build takes turns with heavy work
                 try:
                     self._session = settings.session(seed)
                 except ValueError as exc:  # ScenarioError is a ValueError
@@ -227,6 +228,7 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
             raise SessionOptionError("reset: overrides must be a mapping of dotted keys to values")
         if overrides is not None:
             overrides = checked_overrides(overrides)
+            check_override_cost(overrides, self.limits.max_override_entries)
         if isinstance(colleagues, Mapping):
             colleagues = dict(colleagues)
         if roles is None and scenario is not None and scenario != defaults.scenario:

@@ -5,16 +5,22 @@
 - :func:`checked_overrides`: a client's scenario overrides, limited to :data:`CLIENT_OVERRIDES`. No
   path-valued field is reachable from the network: a client names a ticket bank the server ships
   (``tickets.bank: default``) and never a file; an arrival trace is the operator's choice only.
+- :func:`check_override_cost`: what building a client's scenario costs (its surges, shift changes,
+  profile periods, values), refused past ``max_override_entries`` before anything is built.
 - :class:`SessionSlots`: WebSocket sessions and HTTP ``/reset`` / ``/step`` calls share one cap.
 - :class:`RequestGuard`: ASGI middleware checking the bearer token on every route and on the
-  WebSocket handshake, and refusing request bodies over the limit before the app reads them.
+  WebSocket handshake, the per-client rate limit (429 with ``Retry-After``), and refusing request
+  bodies over the limit before the app reads them.
 - :data:`SERVER_STOPPING`: set when the server is told to stop; every running request stops at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import ipaddress
 import json
+import math
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config.loading import scenarios_dir
+from ..config.scenario import MAX_SCHEDULE_ENTRIES
+from .ratelimit import TokenBuckets
 
 #: Set on SIGTERM / SIGINT: every request's work budget includes it, so the core stops within ms.
 SERVER_STOPPING = threading.Event()
@@ -34,6 +42,8 @@ CLIENT_OVERRIDES = (
     "observation", "workflow", "tickets.split", "tickets.noise", "tickets.bank",
 )
 _MESSAGE_CHARS = 500  # the longest error line a client is sent
+RESET_COST = 10  # rate-limit tokens a reset takes (a step takes one): it builds and starts a whole day
+BYTES_PER_TOKEN = 4096  # and one more token per this many bytes of a message: reading it is work too
 
 
 class ClientError(ValueError):
@@ -50,6 +60,13 @@ class ServerLimits:
     max_message_bytes: int = 1 << 20
     idle_seconds: float = 600.0
     auth_token: str | None = field(default=None, repr=False)  # never in a log line
+    max_override_entries: int = 1_000
+    rate_per_second: float = 50.0  # requests (HTTP calls, WebSocket messages) per client address; 0: off
+    rate_burst: int = 100
+    token_rate_per_second: float = 0.0  # the same per bearer token (all clients sharing it); 0: off
+    rate_loopback: bool = False  # whether clients on this machine (127.0.0.0/8, ::1) are rate limited too
+    max_connections_per_client: int = 32  # open connections per address; 0: no cap
+    request_read_seconds: float = 10.0  # a request's headers and body must arrive within this
 
     def __post_init__(self) -> None:
         checks = (
@@ -58,6 +75,12 @@ class ServerLimits:
             ("max_seconds_per_call", 0 < self.max_seconds_per_call < float("inf"), "a positive number of seconds"),
             ("max_message_bytes", self.max_message_bytes >= 1024, "at least 1024"),
             ("idle_seconds", 0 < self.idle_seconds < float("inf"), "a positive number of seconds"),
+            ("max_override_entries", 0 <= self.max_override_entries <= MAX_SCHEDULE_ENTRIES, f"0 to {MAX_SCHEDULE_ENTRIES}"),
+            ("rate_per_second", 0 <= self.rate_per_second < float("inf"), "requests a second, 0 for no limit"),
+            ("rate_burst", self.rate_burst >= 1, "at least 1"),
+            ("token_rate_per_second", 0 <= self.token_rate_per_second < float("inf"), "requests a second, 0 for no limit"),
+            ("max_connections_per_client", self.max_connections_per_client >= 0, "0 (no cap) or more"),
+            ("request_read_seconds", 0 < self.request_read_seconds < float("inf"), "a positive number of seconds"),
         )
         for name, ok, wanted in checks:
             if not ok:
@@ -97,6 +120,30 @@ def checked_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
                 )
         checked[key] = _with_bank_files(key, value)
     return checked
+
+
+def override_entries(overrides: Any) -> int:
+    """The list items a client's overrides hold, at every depth (surges, shift changes, profile periods,
+    an empirical distribution's values): what building the scenario costs before any ticket runs."""
+    count, stack = 0, [overrides]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            count += len(item)
+            stack.extend(item)
+    return count
+
+
+def check_override_cost(overrides: Mapping[str, Any], limit: int) -> None:
+    """Refuse, before anything is built, overrides with more than ``limit`` list entries in all."""
+    entries = override_entries(overrides)
+    if entries > limit:
+        raise ClientError(
+            f"reset: the overrides hold {entries:,} list entries (surges, shifts, profile periods, values); "
+            f"this server builds at most {limit:,} per reset (csr-marl serve --max-override-entries)"
+        )
 
 
 def _leaves(key: str, value: Any) -> list[tuple[str, Any]]:
@@ -149,27 +196,43 @@ class SessionSlots:
 
 
 class RequestGuard:
-    """ASGI middleware: the bearer token on every request and handshake; request bodies bounded."""
+    """ASGI middleware: the bearer token on every request and handshake, the per-client rate limit
+    (HTTP calls over it get 429 with ``Retry-After``; WebSocket messages over it wait their turn), and
+    request bodies bounded."""
 
-    def __init__(self, app: Any, token: str | None, max_body_bytes: int) -> None:
+    def __init__(self, app: Any, limits: ServerLimits) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode() if token else None
-        self.max_body_bytes = max_body_bytes
+        self.token = limits.auth_token.encode() if limits.auth_token else None
+        self.max_body_bytes = limits.max_message_bytes
+        self.rates = [
+            (key, TokenBuckets(rate, limits.rate_burst)) for key, rate in
+            (("address", limits.rate_per_second), ("token", limits.token_rate_per_second)) if rate > 0
+        ]
+        self.rate_loopback = limits.rate_loopback
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         kind = scope["type"]
         if kind not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        if self.expected is not None:
-            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                if kind == "websocket":  # closing before accepting rejects the handshake (HTTP 403)
-                    await send({"type": "websocket.close", "code": 1008, "reason": "missing or wrong bearer token"})
-                else:
-                    await _reply(send, 401, "missing or wrong bearer token (send Authorization: Bearer TOKEN)",
-                                 [(b"www-authenticate", b"Bearer")])
-                return
+        headers = dict(scope.get("headers") or ())
+        if self.token is not None and not _bearer_matches(headers.get(b"authorization", b""), self.token):
+            if kind == "websocket":  # closing before accepting rejects the handshake (HTTP 403)
+                await send({"type": "websocket.close", "code": 1008, "reason": "missing or wrong bearer token"})
+            else:
+                await _reply(send, 401, "missing or wrong bearer token (send Authorization: Bearer TOKEN)",
+                             [(b"www-authenticate", b"Bearer")])
+            return
+        keys = self._keys(scope, headers)
+        wait = self._wait(keys, RESET_COST if scope.get("path") == "/reset" else 1)
+        if wait:
+            if kind == "websocket":
+                await send({"type": "websocket.close", "code": 1013, "reason": "rate limit: try again later"})
+            else:
+                await self._too_many(send, wait)
+            return
+        if kind == "websocket" and keys:
+            receive = self._paced(receive, keys)
         if kind == "http" and scope.get("method") in ("POST", "PUT", "PATCH"):
             body, more = b"", True
             while more:
@@ -181,6 +244,10 @@ class RequestGuard:
                 if len(body) > self.max_body_bytes:
                     await _reply(send, 413, f"request body over {self.max_body_bytes} bytes")
                     return
+            wait = self._wait(keys, len(body) // BYTES_PER_TOKEN)
+            if wait:
+                await self._too_many(send, wait)
+                return
             replay = [{"type": "http.request", "body": body, "more_body": False}]
 
             async def buffered() -> dict[str, Any]:
@@ -189,6 +256,52 @@ class RequestGuard:
             await self.app(scope, buffered, send)
             return
         await self.app(scope, receive, send)
+
+    def _keys(self, scope: dict[str, Any], headers: dict[bytes, bytes]) -> list[tuple[TokenBuckets, str]]:
+        client = scope.get("client")
+        if not self.rate_loopback and client and _is_loopback(client[0]):
+            return []  # a trainer on the server's own machine is its operator
+        named = {"address": client[0] if client else "unknown", "token": headers.get(b"authorization", b"").decode("latin-1")}
+        return [(buckets, named[key]) for key, buckets in self.rates]
+
+    @staticmethod
+    def _wait(keys: list[tuple[TokenBuckets, str]], cost: int = 1) -> float:
+        if cost <= 0:
+            return 0.0
+        return max((buckets.take(key, cost=cost) for buckets, key in keys), default=0.0)
+
+    async def _too_many(self, send: Any, wait: float) -> None:
+        seconds = str(max(1, math.ceil(wait)))
+        await _reply(send, 429, f"rate limit: at most {self.rates[0][1].rate:g} requests a second (a reset counts "
+                     f"{RESET_COST}); retry after {seconds} s", [(b"retry-after", seconds.encode())])
+
+    def _paced(self, receive: Any, keys: list[tuple[TokenBuckets, str]]) -> Any:
+        """``receive`` for a WebSocket: each client message past the rate waits for its token."""
+
+        async def paced() -> dict[str, Any]:
+            message = await receive()
+            if message.get("type") == "websocket.receive":
+                text = message.get("text") or message.get("bytes") or ""
+                reset = '"reset"' in text[:200] if isinstance(text, str) else False  # {"type": "reset", ...}
+                cost = (RESET_COST if reset else 1) + len(text) // BYTES_PER_TOKEN
+                while (wait := self._wait(keys, cost)) > 0:
+                    await asyncio.sleep(wait)
+            return message
+
+        return paced
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def _bearer_matches(given: bytes, token: bytes) -> bool:
+    """``Authorization: Bearer TOKEN``, the scheme in any case (HTTP auth schemes are case-insensitive)."""
+    scheme, _, credentials = given.strip().partition(b" ")
+    return hmac.compare_digest(scheme.lower() + b" " + credentials.strip(), b"bearer " + token)
 
 
 async def _reply(send: Any, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:

@@ -47,6 +47,9 @@ class TicketFields(BaseModel):
     returning: bool = Field(default=False, description="the customer wrote in before about this issue")
     escalated: bool = Field(default=False, description="the ticket went to the escalation desk")
     facts: dict[str, str] = Field(default_factory=dict, description="what the tools revealed")
+    amount_on_record: float | None = Field(
+        default=None, description="the order's or payment's amount once a lookup ran: what a refund owes"
+    )
     steps_done: list[str] = Field(default_factory=list, description="the tools used on the ticket so far")
     history: list[str] = Field(default_factory=list, description="what happened on the ticket, one line each")
 

@@ -175,33 +175,37 @@ async def _stateless(request: Request, factory: Callable[[], ContactCenterEnviro
     body = (await request.body()).decode("utf-8", errors="replace")
     message = _message({"type": "websocket.receive", "text": body or "{}"})
     if isinstance(message, str):
-        return JSONResponse({"detail": message}, status_code=422)
+        return _refusal(message, 422)
     data = message.get("action") if kind == "step" else message
     env = factory()
     try:
         call = _call(env, kind, data)
     except ClientError as exc:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+        return _refusal(str(exc), 422)
     if not slots.take():
-        return JSONResponse({"detail": f"the server is at capacity ({limits.max_sessions} sessions); try again later"},
-                            status_code=503)
+        return _refusal(f"the server is at capacity ({limits.max_sessions} sessions); try again later", 503)
     try:
         running = asyncio.get_running_loop().run_in_executor(None, call)
         while not running.done():
             await asyncio.wait({running}, timeout=0.25)
             if not running.done() and await request.is_disconnected():
                 env.stop.set()
-                return JSONResponse({"detail": "client left"}, status_code=499)
+                return _refusal("client left", 499)
         observation = running.result()
     except ClientError as exc:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+        return _refusal(str(exc), 422)
     except Exception:  # noqa: BLE001 -- logged here; the client gets no internals
         log.exception("%s failed", kind)
-        return JSONResponse({"detail": f"{kind}: internal error (logged on the server)"}, status_code=500)
+        return _refusal(f"{kind}: internal error (logged on the server)", 500)
     finally:
         slots.release()
         env.close()
     return JSONResponse(serialize_observation(observation))
+
+
+def _refusal(detail: str, status: int) -> JSONResponse:
+    """An HTTP error: its one-line reason, at most 500 characters."""
+    return JSONResponse({"detail": short(detail)}, status_code=status)
 
 
 async def _send_error(websocket: WebSocket, message: str, code: str) -> None:

@@ -35,14 +35,14 @@ from ..config.scenario import Scenario
 from .arrivals import arrival_blocks
 from .customers import CustomerModel, Grader
 from .decisions import ASKED, ROLE_TOOLS, Decision, IllegalActionError, Phase
-from .intervals import IntervalKpis
+from .intervals import IntervalKpis, staffed_minutes
 from .kpis import KpiAccumulator, TicketLog, headline_queue_of
 from .queues import TicketQueue
 from .random import RandomStreams, Sampler, UniformStream, make_sampler
 from .result import SimulationResult
 from .rewards import RewardLedger, WaitingMeter
 from .staff import PICK_ACTIONS, Staff, shift_process, staff_process
-from .tickets import Ticket, TicketFactory
+from .tickets import REFUND_TOOLS, Refund, Ticket, TicketFactory, refund_verdict
 from .work import charge_ticket
 
 
@@ -73,6 +73,7 @@ class ContactCenter:
         # Moods, customer replies and reply grades; ``grader`` replaces the rubric (e.g. an LLM judge).
         self.customers = CustomerModel(scenario.customers.sentiment, grader)
         self.moods = self.customers.sentiment is not None  # moods off: no customer reacts to anything
+        self._odds: tuple[dict[str, float], dict[str, float]] | None = None  # label odds for triage rewards
         # What staff said and customers answered, for the language interface: a list to append
         # ``(kind, agent, ticket, payload)`` events to, or None (nobody listens, nothing is kept).
         self.transcript: list[tuple[str, str, Ticket, dict[str, Any]]] | None = None
@@ -250,12 +251,16 @@ class ContactCenter:
             self.start_service(staff, slots[0])
         decision.event.succeed(slots[0] if slots else None)
 
-    def decide(self, action: int, decision: Decision | None = None, *, text: str | None = None) -> None:
+    def decide(
+        self, action: int, decision: Decision | None = None, *, text: str | None = None, refund: Refund | None = None
+    ) -> None:
         """Answer ``decision`` (by default the pending one) with ``action``, a legal index for its role.
 
         ``text`` is what the staff member writes with a work tool: the message of ``respond_user``
         (graded when the reply is sent; None sends the documented reply) or the question of
-        ``ask_customer`` (None asks about the next open topic).
+        ``ask_customer`` (None asks about the next open topic). ``refund`` is a refund's amount and
+        order (None: what is owed); a wrong amount or order is a wrong step and a refund that is not
+        owed is collateral damage (:func:`~csr_marl.sim.tickets.refund_verdict`).
 
         A pick whose ticket was taken by a colleague answered earlier in the same epoch takes the
         first of its visible tickets still waiting, or, if none is, nobody (the staff member waits for
@@ -272,6 +277,7 @@ class ContactCenter:
         if decision.phase is Phase.WORK:
             assert decision.ticket is not None
             decision.ticket.said = text
+            decision.ticket.offered = refund
         self._resolve(decision, int(action))
 
     def answer_inline(self, policy: Callable[[Decision], int] | None) -> None:
@@ -476,7 +482,7 @@ class ContactCenter:
         if not shifts:
             return 0.0
         staffing = self.scenario.staffing
-        edges = sorted({start, until, *(c.at_minute for c in shifts if start < c.at_minute < until)})
+        edges = (start, *staffing.changes_between(start, until), until)
         return sum(
             b - a for a, b in zip(edges, edges[1:]) if staff.index >= staffing.headcount_at(staff.role, a)
         )
@@ -486,15 +492,32 @@ class ContactCenter:
         right_category = category == ticket.true_category
         distance = abs(PRIORITIES.index(priority) - PRIORITIES.index(ticket.true_priority))
         right_route = (route == "escalation") == ticket.requirement.needs_escalation
-        self.rewards.add("classification", w.classification_right if right_category else 0.0, agent)
+        if w.labels_against_chance:  # a blind guess earns nothing on average (Rewards.labels_against_chance)
+            categories, routes = self._label_odds()
+            category_reward = w.classification_right * (1.0 if right_category else -categories[category])
+            route_reward = w.routing_right * (1.0 if right_route else -routes[route])
+        else:
+            category_reward = w.classification_right if right_category else 0.0
+            route_reward = w.routing_right if right_route else w.routing_wrong
+        self.rewards.add("classification", category_reward, agent)
         self.rewards.add("priority", w.priority_right if distance == 0 else w.priority_wrong_per_level * distance, agent)
-        self.rewards.add("routing", w.routing_right if right_route else w.routing_wrong, agent)
+        self.rewards.add("routing", route_reward, agent)
         if ticket.counted:
             t = self.kpis.triage
             t["triaged"] += 1
             t["category_right"] += right_category
             t["priority_right"] += distance == 0
             t["route_right"] += right_route
+
+    def _label_odds(self) -> tuple[dict[str, float], dict[str, float]]:
+        """p / (1 - p) per category and route, p the share of tickets the label is right for (once)."""
+        odds = self._odds
+        if odds is None:
+            shares = self.factory.label_shares()
+            odds = self._odds = tuple(  # type: ignore[assignment]
+                {label: p / (1.0 - p) if p < 1.0 else 0.0 for label, p in share.items()} for share in shares
+            )
+        return odds
 
     def route_after_triage(self, ticket: Ticket, category: str, priority: str, route: str) -> None:
         ticket.assigned_category = category
@@ -553,10 +576,16 @@ class ContactCenter:
                 self.enqueue(ticket, self.queues["resolver"])
             return True
         needed = ticket.is_needed(tool)
-        self.rewards.add("step", w.step_needed if needed else w.step_wasted, agent)
+        verdict = "right"
+        if tool in REFUND_TOOLS:
+            refund, ticket.offered = ticket.offered, None
+            verdict = refund_verdict(ticket, refund)
+            needed = needed and verdict == "right"
+        reward = w.collateral_damage if verdict == "not_due" else w.step_needed if needed else w.step_wasted
+        self.rewards.add("step", reward, agent)
         if not needed:
             self.customers.wasted_step(ticket)
-        if tool not in ticket.done:
+        if tool not in ticket.done and not verdict.startswith("wrong"):  # a wrong refund leaves it owed
             ticket.done.append(tool)
         fact = _FACT_OF.get(tool)
         if fact is not None and fact in ticket.facts:
@@ -665,11 +694,7 @@ class ContactCenter:
             )
 
     def _staffed_minutes(self, role: str, end: float) -> float:
-        staffing = self.scenario.staffing
-        edges = sorted({self.warmup, end, *(c.at_minute for c in staffing.shifts if self.warmup < c.at_minute < end)})
-        return sum(
-            staffing.headcount_at(role, a) * (b - a) for a, b in zip(edges, edges[1:])
-        )
+        return staffed_minutes(self.scenario.staffing, role, self.warmup, end)
 
     def _finish(self, end: float) -> None:
         self.end_time = end

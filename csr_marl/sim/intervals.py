@@ -141,7 +141,7 @@ def staffed_minutes(staffing: Staffing, role: str, start: float, stop: float) ->
     """On-shift staff-minutes of ``role`` between ``start`` and ``stop`` under ``staffing``."""
     if stop <= start:
         return 0.0
-    edges = sorted({start, stop, *(c.at_minute for c in staffing.shifts if start < c.at_minute < stop)})
+    edges = (start, *staffing.changes_between(start, stop), stop)
     return sum(staffing.headcount_at(role, a) * (b - a) for a, b in zip(edges, edges[1:]))
 
 

@@ -56,6 +56,27 @@ FINDING_WORDS: dict[str, tuple[str, ...]] = {
     "known_outage": ("outage", "status page", "incident"),
 }
 
+# What explains a revealed value that calls for an action: a reply states the finding beside the action
+# (only the lookup reveals it). Not used to detect false findings: these words are too common for that.
+ACTION_FINDING_WORDS: dict[str, tuple[str, ...]] = {
+    "delayed": ("delay", "late", "stuck", "held up", "hub", "past (?:its|the) (?:promised|expected)"),
+    "delivered_not_received": ("no proof", "scanned", "marked (?:as )?delivered", "shows? (?:as )?delivered"),
+    "lost": ("lost", "missing"),
+    "damaged_in_transit": ("damag", "broken"),
+    "wrong_address": ("address",),
+    "returned_to_sender": ("back to (?:us|our|the)", "returned to (?:us|sender|our)", "way back"),
+    "return_received": ("arrived", "received", "got your return"),
+    "duplicate_capture": ("twice", "duplicate", "double", "two (?:identical )?(?:charges|payments|transactions)"),
+    "failed_but_captured": ("captured", "taken", "went through", "was charged", "were charged"),
+    "billing_error": ("more than", "overcharg", "too much", "wrong amount", "difference"),
+    "refund_not_issued": ("not (?:been |yet )?issued", "never issued", "was not (?:sent|processed)", "still owe", "are owed"),
+    "over_refund_limit": ("above", "limit", "specialist", "sign(?:ed)? off"),
+    "fraud_suspected": ("flag", "misuse", "risk", "suspicious", "unauthori"),
+    "needs_reset": ("out of sync", "registration", "reset"),
+    "needs_engineering": ("defect", "bug", "engineer"),
+    "hardware_fault": ("fault", "defective", "warranty"),
+    "account_compromised": ("someone else", "compromis", "unauthori", "takeover", "signed in"),
+}
 APOLOGY_WORDS: tuple[str, ...] = ("sorry", "apolog", "regret")
 COURTESY_WORDS: tuple[str, ...] = (
     "thank", "please", "appreciat", "glad", "happy to help", "regards", "sincerely", "you're welcome",

@@ -37,7 +37,13 @@ part                weight earned when
 =================== ====== ==================================================================================
 
 A part that does not apply (no identifier, no amount, nothing to state) is earned. Action statements and
-claims count only in clauses without a negation ("we could not refund" claims nothing).
+claims count only in clauses without a negation ("we could not refund" claims nothing). What the
+resolution asks for is what only reading and the lookups reveal: each revealed value, in its own
+words (a pending hold, a duplicate capture, a lost parcel, ...), and each action taken.
+
+**Identifiers are not news** (scoring v2): the ``name``, ``case_id`` and ``amount`` parts count in
+proportion to the share of the resolution the reply states, so a reply that only copies the name,
+order and amount from the ticket (a filled-in template) earns what the canned reply earns.
 
 **Guards** multiply the sum of the parts (``score = sum(parts) * factor``, clipped to [0, 0.5]; the
 product of the factors that apply is ``ReplyGrade.factor``, each with a note):
@@ -49,7 +55,12 @@ product of the factors that apply is ``ReplyGrade.factor``, each with a note):
 * ``stuffing`` x0.3 -- rubric vocabulary is more than 30% of the words (at least 5 hits), a content word
   makes up 10% of the reply (5 times or more), or a three-word phrase repeats 3 times;
 * ``shouting`` x0.5 -- "!!", two or more words of 4+ capitals (acronyms such as USPS or GDPR aside), or
-  over 60% capital letters.
+  over 60% capital letters;
+* ``false findings`` x0.2 -- the reply states (in affirmed clauses) findings of two or more values the
+  lookups did not reveal for this ticket (a "pending hold" on a duplicate capture, "in transit" on a
+  payment): a reply that lists every possible finding is graded as the false claim it is;
+* ``echo`` x0.2 -- at least half of the reply's three-word phrases come from the customer's own
+  message.
 
 **Upset** (:func:`is_upset`): sentiment below :data:`UPSET_BELOW` (-0.3, the default of
 ``customers.sentiment.upset_below``), a returning contact (``contact > 0``), or anger or urgency in the
@@ -91,7 +102,10 @@ UPSET_BELOW: float = Sentiment.model_fields["upset_below"].default
 MIN_WORDS, MAX_WORDS = 12, 300
 GUARDS: dict[str, float] = {
     "unfinished": 0.5, "too short": 0.2, "too long": 0.5, "stuffing": 0.3, "shouting": 0.5,
+    "false findings": 0.2, "echo": 0.2,
 }
+#: The share of a reply's three-word phrases found in the customer's text that makes it an echo.
+ECHO_SHARE = 0.5
 ID_SLOTS: tuple[str, ...] = ("order_id", "invoice_id", "tracking_id", "ticket_ref")
 ACRONYMS: frozenset[str] = frozenset(
     {"USPS", "FEDEX", "GDPR", "HTTP", "HTTPS", "IFTTT", "CCPA", "HIPAA", "SMTP", "JSON", "HDMI", "WIFI"}
@@ -234,13 +248,23 @@ def grade_reply(ticket: Ticket, message: str) -> ReplyGrade:
             lose("amount", "does not state the amount")
     # The resolution, only for a resolvable ticket.
     resolvable = ticket.resolvable()
+    stated = 0.0  # the share of what the reply must state that it states
     if not resolvable:
         lose("resolution", "the ticket is not resolved: required steps are missing")
     else:
         items = _resolution_items(tuple(done), tuple(ticket.revealed.items()))
         missing = [what for what, pattern, strict in items if not pattern.search(affirmed if strict else low)]
+        stated = 1.0 - len(missing) / len(items) if items else 1.0
         if missing:
-            lose("resolution", f"does not state: {', '.join(missing)}", 1.0 - len(missing) / len(items))
+            lose("resolution", f"does not state: {', '.join(missing)}", stated)
+    # Identifiers copied from the ticket tell the customer nothing on their own: the facts parts count
+    # in proportion to what the reply states of the findings and actions.
+    if stated < 1.0:
+        for part in ("name", "case_id", "amount"):
+            if parts[part]:
+                parts[part] = round(parts[part] * stated, 6)
+        if stated == 0.0:
+            notes.append("names the customer's details but states nothing found or done")
     # Tone.
     if not _APOLOGY.search(low) and is_upset(ticket):
         lose("apology", "no apology to an upset customer")
@@ -261,12 +285,51 @@ def grade_reply(ticket: Ticket, message: str) -> ReplyGrade:
                 lose(part, f"claims a {claim} that was not made")
     # Guards.
     factor = 1.0
-    for guard, why in _guards(message, words, low, slots, resolvable):
+    guards = list(_guards(message, words, low, slots, resolvable))
+    false_findings = _false_findings(affirmed, ticket.revealed, done)
+    if len(false_findings) >= 2:
+        guards.append(("false findings", f"states findings this ticket does not have ({', '.join(false_findings[:4])})"))
+    if _echoes(words, ticket.text):
+        guards.append(("echo", "repeats the customer's own message"))
+    for guard, why in guards:
         factor *= GUARDS[guard]
         notes.append(f"{guard}: {why} (score x{GUARDS[guard]})")
     raw = sum(parts.values())
     score = round(min(MAX_SCORE, max(0.0, raw * factor)), 6)
     return ReplyGrade(score=score, parts=parts, notes=tuple(notes), factor=factor)
+
+
+def _false_findings(affirmed: str, revealed: dict[str, str], done: list[str]) -> list[str]:
+    """Finding values a reply states (in affirmed clauses) that the lookups did not reveal: a stem
+    counts only when no revealed value or action taken shares it."""
+    true_stems = {stem for value in revealed.values() for stem in wording.FINDING_WORDS.get(value, ())}
+    true_stems.update(stem for tool in done for stem in wording.ACTION_WORDS.get(tool, ()))
+    if "update_shipping" in done:
+        true_stems.update(wording.SHIPPING_ANY)
+    # What the playbook's own sentences for the true findings and actions say is true as well.
+    true_text = " ".join(
+        [wording.FINDINGS.get(value, "") for value in revealed.values()]
+        + [wording.ACTIONS.get(tool, "") for tool in done]
+        + ([*wording.SHIPPING_ACTIONS.values()] if "update_shipping" in done else [])
+    ).lower()
+    found = []
+    for value, stems in wording.FINDING_WORDS.items():
+        if value in revealed.values():
+            continue
+        false = [stem for stem in stems if stem not in true_stems and not re.search(r"\b" + stem, true_text)]
+        if any(re.search(r"\b" + stem, affirmed) for stem in false):
+            found.append(value.replace("_", " "))
+    return found
+
+
+def _echoes(words: list[str], customer_text: str) -> bool:
+    """Whether at least :data:`ECHO_SHARE` of the reply's three-word phrases come from the customer."""
+    phrases = list(zip(words, words[1:], words[2:]))
+    if len(phrases) < 4:
+        return False
+    theirs = _WORD.findall(customer_text.lower())
+    known = set(zip(theirs, theirs[1:], theirs[2:]))
+    return sum(phrase in known for phrase in phrases) >= ECHO_SHARE * len(phrases)
 
 
 def _names_id(value: str, low: str) -> bool:
@@ -308,9 +371,11 @@ def _resolution_items(done: tuple[str, ...], revealed: tuple[tuple[str, str], ..
             continue  # diagnostics are stated through what they revealed; ask_customer is talk
         items.append((tool.replace("_", " "), _alternation(stems), True))
     for fact, value in revealed:
-        stems = wording.FINDING_WORDS.get(value)
+        stems = wording.FINDING_WORDS.get(value) or wording.ACTION_FINDING_WORDS.get(value)
         if stems is None and value not in wording.FINDINGS:  # a value of another bank: its own words
             stems = tuple(re.escape(w) for w in value.split("_") if len(w) >= 4) or (re.escape(value),)
+        elif stems is not None:  # the value named as such ("duplicate capture") states it too
+            stems = (*stems, re.escape(value.replace("_", " ")))
         if stems is not None:
             items.append((f"{fact.replace('_', ' ')} {value.replace('_', ' ')}", _alternation(stems), False))
     if len(_ITEMS) > 4096:

@@ -7,7 +7,8 @@ Policies and observation encoders must read only the visible part.
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, NamedTuple
 
 from ..config.domain import CATEGORIES, DIAGNOSTIC_TOOLS, PRIORITIES, TIERS, raise_priority
 from ..config.scenario import Scenario
@@ -34,7 +35,7 @@ class Ticket:
         "sla_deadline", "cell", "counted", "returns", "cache", "queue_marks",
         "transfers",
         # the customer as a person: name, the values their text mentions, mood, the conversation
-        "customer", "slot_values", "sentiment", "questions", "dialogue", "said", "grade",
+        "customer", "slot_values", "sentiment", "questions", "dialogue", "said", "grade", "offered",
         # what the rubric reads from the fixed content, worked out once (responses.py)
         "loud", "grade_key",
     )
@@ -57,6 +58,7 @@ class Ticket:
         self.questions: list[str] = []  # topics the customer was asked about (ask_customer)
         self.dialogue: list[tuple[str, str]] = []  # (question, the customer's reply)
         self.said: str | None = None  # what the staff member wrote with the tool in progress
+        self.offered: Refund | None = None  # the refund in progress (None: the amount owed)
         self.grade: Any = None  # the grade of the reply that closed this contact
         self.loud: bool | None = None  # anger or shouting in the text (None: not scanned yet)
         self.grade_key: tuple | None = None  # the fixed part of the documented reply's cache key
@@ -104,6 +106,61 @@ class Ticket:
             f"Ticket({self.id}, {self.true_category}/{self.true_priority}, tier={self.tier}, "
             f"stage={self.stage}, template={self.template.id})"
         )
+
+
+#: A refund is right when it is within this many dollars of what the customer is owed.
+REFUND_TOLERANCE = 0.01
+REFUND_TOOLS: frozenset[str] = frozenset({"initiate_refund", "approve_refund"})
+
+
+def amount_on_record(ticket: Ticket) -> float:
+    """The amount of the customer's order or payment, as the lookups show it: the amount the customer
+    wrote (``amount`` slot, drawn for every ticket of a template that has one, shown or not), or for a
+    template without one an amount fixed by the ticket's id (no random draw)."""
+    written = ticket.slot_values.get("amount")
+    if written is not None:
+        try:
+            return float(str(written).replace(",", "").lstrip("$"))
+        except ValueError:
+            pass
+    return 15.0 + (ticket.id * 7919 % 18_500) / 100
+
+
+def refund_owed(ticket: Ticket) -> bool:
+    """Whether the ticket's case entitles the customer to a refund (its workflow has a refund step)."""
+    requirement = ticket.requirement
+    return not REFUND_TOOLS.isdisjoint(requirement.steps + requirement.specialist)
+
+
+class Refund(NamedTuple):
+    """A refund's arguments: its amount and the order (or invoice) it is for; None: what is owed."""
+
+    amount: float | None = None
+    order: str | None = None
+
+
+def _digits(value: str) -> str:
+    runs = re.findall(r"\d+", value)
+    return max(runs, key=len) if runs else value.strip().lower()
+
+
+def refund_verdict(ticket: Ticket, refund: Refund | None) -> str:
+    """A refund (None: the amount owed on the customer's order, as built-in and vector-mode agents
+    mean it) on ``ticket``: ``"right"``; ``"wrong_amount"`` (more than :data:`REFUND_TOLERANCE` off the
+    amount on record) or ``"wrong_order"`` (an order or invoice that is not the customer's): a wrong
+    step, the refund owed is still missing; or ``"not_due"`` (the case owes nothing: collateral
+    damage)."""
+    if not refund_owed(ticket):
+        return "not_due"
+    if refund is None:
+        return "right"
+    if refund.amount is not None and abs(refund.amount - amount_on_record(ticket)) > REFUND_TOLERANCE:
+        return "wrong_amount"
+    if refund.order is not None:
+        theirs = {_digits(ticket.slot_values[key]) for key in ("order_id", "invoice_id") if key in ticket.slot_values}
+        if _digits(refund.order) not in theirs:
+            return "wrong_order"
+    return "right"
 
 
 class TicketFactory:
@@ -156,6 +213,22 @@ class TicketFactory:
         )
         # (template, variant, tier) -> subject, body, text, true priority, for templates without slots
         self._fixed: dict[tuple[int, int, str], tuple[str, str, str, str]] = {}
+
+    def label_shares(self) -> tuple[dict[str, float], dict[str, float]]:
+        """The share of this scenario's new tickets in each true category and on each route
+        (``resolver`` / ``escalation``), exactly, from the template and case weights: the chance a
+        label chosen without reading the ticket is right."""
+        categories: dict[str, float] = dict.fromkeys(CATEGORIES, 0.0)
+        routes = {"resolver": 0.0, "escalation": 0.0}
+        total = sum(t.weight for t in self._templates)
+        for template, issues in zip(self._templates, self._issues):
+            share = template.weight / total
+            categories[template.category] += share
+            cases = sum(case.weight for case in template.cases)
+            for case, (_, requirement, _) in zip(template.cases, issues):
+                route = "escalation" if requirement.needs_escalation else "resolver"
+                routes[route] += share * case.weight / cases
+        return categories, routes
 
     def new(self, now: float) -> Ticket:
         u = self._u

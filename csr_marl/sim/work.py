@@ -53,6 +53,7 @@ class _Meter:
     started: float = field(default_factory=time.monotonic)
     tickets: int = 0
     heavy: bool = False  # holds the heavy turn
+    turn_start: float = 0.0
     slice_end: float = 0.0
 
     def charge(self, tickets: int) -> None:
@@ -68,6 +69,14 @@ class _Meter:
             self.release()
             self._take_turn()
 
+    def build(self, units: int) -> None:
+        """The request is about to build ``units`` entries (surges, shift changes) in one piece: a large
+        build is heavy work from its start, and waits for its turn like a long simulation."""
+        if units >= HEAVY_AFTER_TICKETS:
+            self.check()
+            if not self.heavy:
+                self._take_turn()
+
     def _take_turn(self) -> None:
         while not _HEAVY_TURN.acquire(timeout=0.05):
             self.check()  # waiting for a turn counts against the budget, and ends on a stop event
@@ -75,13 +84,18 @@ class _Meter:
         wait = _next_turn_at - time.monotonic()
         if wait > 0:
             time.sleep(wait)  # holding the turn: heavy work as a whole stays at a fifteenth of the time
-        self.slice_end = time.monotonic() + HEAVY_SLICE_SECONDS
+        self.turn_start = time.monotonic()
+        self.slice_end = self.turn_start + HEAVY_SLICE_SECONDS
 
     def release(self) -> None:
-        """End this request's heavy turn, if it holds one."""
+        """End this request's heavy turn, if it holds one. The pause before the next turn grows with
+        this one's length (a build that ran 30 ms in one piece waits 14 times that), so heavy work stays
+        a fifteenth of the time however long its pieces."""
         global _next_turn_at
         if self.heavy:
-            _next_turn_at = time.monotonic() + HEAVY_PAUSE_SECONDS
+            now = time.monotonic()
+            ratio = HEAVY_PAUSE_SECONDS / HEAVY_SLICE_SECONDS
+            _next_turn_at = now + max(HEAVY_PAUSE_SECONDS, ratio * (now - self.turn_start))
             self.heavy = False
             _HEAVY_TURN.release()
 
@@ -126,6 +140,13 @@ def charge_ticket() -> None:
     meter = getattr(_local, "meter", None)
     if meter is not None:
         meter.charge(1)
+
+
+def charge_build(units: int) -> None:
+    """The request is about to build ``units`` entries in one piece (see :meth:`_Meter.build`)."""
+    meter = getattr(_local, "meter", None)
+    if meter is not None:
+        meter.build(units)
 
 
 def check_work() -> None:

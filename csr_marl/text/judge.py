@@ -32,10 +32,14 @@ PARTS: dict[str, float] = {"facts": 0.2, "resolution": 0.2, "tone": 0.1}  # part
 Fallback = Callable[[Any, str], Any]
 
 JUDGE_PROMPT = """You are a quality supervisor at a customer-support contact center. Grade the agent's
-reply to the customer. Score three parts:
-- facts (0 to 0.2): the reply agrees with what the tools revealed and invents nothing;
-- resolution (0 to 0.2): it tells the customer what was done and what happens next, matching the steps taken;
-- tone (0 to 0.1): it is polite, clear and speaks to the customer's actual problem.
+reply to the customer. Grade only on the facts of this ticket that reading it and the tool results reveal. Score three parts:
+- facts (0 to 0.2): the reply states what the tools found for this ticket and agrees with it; anything
+  the tools did not reveal (another finding, an action that was not taken, a refund that was not made)
+  is a false claim and scores 0; names and numbers copied from the ticket earn nothing on their own;
+- resolution (0 to 0.2): it tells the customer what was done and what happens next, matching the steps
+  taken; a reply that lists every possible explanation, or that could be sent to any customer, scores 0;
+- tone (0 to 0.1): it is polite, clear and speaks to the customer's actual problem; repeating the
+  customer's own message back scores 0 in every part.
 Answer with one JSON object and nothing else: {"facts": number, "resolution": number, "tone": number, "reason": "one sentence"}"""
 
 

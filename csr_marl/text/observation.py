@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..sim.center import ContactCenter
 from ..sim.decisions import Decision, Phase
-from ..sim.tickets import Ticket
+from ..sim.tickets import Ticket, amount_on_record
 
 ROLE_BRIEF = {
     "triage": "You work triage at a customer-support contact center: read each new ticket, set its "
@@ -53,6 +53,7 @@ class TicketView:
     returning: bool = False  # the customer wrote in before about this issue
     escalated: bool = False
     facts: dict[str, str] = field(default_factory=dict)  # what the tools revealed
+    amount_on_record: float | None = None  # the order's or payment's amount, once a lookup showed it
     steps_done: list[str] = field(default_factory=list)
     history: list[str] = field(default_factory=list)  # what happened on the ticket, one line each
 
@@ -74,9 +75,17 @@ def ticket_view(ticket: Ticket, now: float, conversation: Sequence[str] = ()) ->
         returning=bool(ticket.contact),
         escalated=ticket.escalated,
         facts=dict(sorted(ticket.revealed.items())),
+        amount_on_record=record_amount(ticket),
         steps_done=list(ticket.done),
         history=list(conversation),
     )
+
+
+def record_amount(ticket: Ticket) -> float | None:
+    """The amount of the order or payment once the order or payment lookup ran (what a refund owes)."""
+    if "order_status" in ticket.revealed or "payment_status" in ticket.revealed:
+        return amount_on_record(ticket)
+    return None
 
 
 def clock(minute: float, start_hour: int = 9) -> str:
@@ -129,7 +138,11 @@ def _ticket_lines(ticket: Ticket, now: float) -> list[str]:
         lines.append("It was escalated to the desk.")
     lines += ["", f"Subject: {ticket.subject}", ticket.body]
     if ticket.revealed:
-        lines += ["", "Your tools found: " + "; ".join(f"{k} = {v}" for k, v in sorted(ticket.revealed.items())) + "."]
+        found = [f"{k} = {v}" for k, v in sorted(ticket.revealed.items())]
+        amount = record_amount(ticket)
+        if amount is not None:
+            found.append(f"amount on record = ${amount:.2f}")
+        lines += ["", "Your tools found: " + "; ".join(found) + "."]
     if ticket.done:
         lines.append("Steps done: " + ", ".join(ticket.done) + ".")
     return lines

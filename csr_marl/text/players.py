@@ -139,11 +139,14 @@ class HumanPlayer:
                 return name, arguments.strip() or None
 
 
-def parse_team(agents: str | None = None, roles: str | None = None) -> dict[str, str]:
+def parse_team(
+    agents: str | None = None, roles: str | None = None, default_roles: tuple[str, ...] = ROLES
+) -> dict[str, str]:
     """Who plays each role, from ``--agents role=player,...`` and ``--roles role,...`` (the model's).
 
     A player is ``llm``, ``human``, a built-in policy name or ``checkpoint:PATH``. Without either
-    option the model plays every role; roles neither names are played by the heuristic.
+    option the model plays ``default_roles`` (a named task's learning roles, every role for another
+    scenario); roles nobody names are played by the heuristic.
     """
     model_roles = _role_list(roles) if roles else []
     named: dict[str, str] = {}
@@ -160,7 +163,7 @@ def parse_team(agents: str | None = None, roles: str | None = None) -> dict[str,
             raise ValueError(f"--roles says the model plays {role}, --agents says {player}")
         named[role] = check_player(player)
     if not model_roles and not named:
-        model_roles = list(ROLES)
+        model_roles = list(default_roles)
     return {role: named.get(role, LLM if role in model_roles else "heuristic") for role in ROLES}
 
 

@@ -2,21 +2,34 @@
 
 Step rewards follow the contact center's running costs (waiting, SLA breaches, steps, resolutions);
 they are what RL over whole shifts wants. A language model trained with GRPO is compared with the other
-rollouts of its group on one short episode, and needs a grade that cannot be gamed by doing nothing,
-stalling, or closing with a boilerplate reply. The score is the seeds' convention: each ticket of the
-episode gets a grade in [0, 1] and the episode scores their mean.
+rollouts of its group on one short episode, and needs a grade that only the work earns. The score is
+the seeds' convention: each ticket of the episode gets a grade in [0, 1] and the episode scores their
+mean. Scoring version :data:`SCORING_VERSION` (2); version 1's scores are not comparable (CHANGELOG).
 
-A ticket's grade counts only what the caller did (a ticket the caller never acted on grades 0):
+A ticket's grade counts only what the caller did, checked against the ticket's hidden truth (a ticket
+the caller never acted on grades 0, and a colleague's work earns the caller nothing):
 
-* **triage** (when the caller plays triage), on the seeds' scale: category right 0.2, priority right
-  0.1, route right 0.2 (the desk for a ticket that needs a specialist, the resolvers otherwise),
-  divided by what was on offer (0.3 when the escalation route was masked);
+* **triage** (when the caller plays triage): the *product* of three checks, so no label buys another
+  and a label that ignores the ticket earns about nothing -- category right (1 or 0), priority (1 right,
+  0.5 one level off, 0 else), route right (the desk exactly when the ticket needs a specialist; 1 or 0,
+  left out when the desk route was masked). On ``tasks/ticket_classify`` (seeds 0-19) a constant
+  label scores 0.125 and the customer's own labels 0.550, against 0.900 for reading the ticket (the
+  adversarial suite's page).
 * **work** (when the caller plays a resolver or the desk): ``0.3 x coverage x efficiency`` for the
-  steps -- coverage: the share of the case's required steps done; efficiency: required steps over
-  the caller's calls on the ticket (refused calls included), at most 1 -- plus ``0.7 x (reply grade
-  / 0.5)`` when the ticket was closed resolved (the rubric's 0-0.5 grade of the closing reply). A
-  resolution with a one-word reply earns little; a careful reply without the needed steps earns
-  nothing for the reply, because the ticket was not resolved.
+  caller's own steps -- coverage: the share of the steps the caller's roles owe the ticket that the
+  caller did right (a colleague's steps do not count; a refund of the wrong amount or order is not the refund
+  owed); efficiency: those steps over the caller's calls on the ticket (refused calls included,
+  the closing or hand-over call not), at most 1 -- plus ``0.7 x`` the outcome:
+
+  - the caller's own reply closed the ticket resolved: the reply grade / 0.5 (the rubric's 0-0.5);
+  - the caller handed the ticket over (``escalate_issue``, ``return_to_resolver``) and the ticket's
+    truth says that was right: the coverage (a hand-over is worth the work done before it);
+  - anything else (a wrong hand-over, an unresolved close, a colleague's reply): 0.
+
+  **Collateral damage** -- a refund the ticket's case does not owe
+  (:func:`csr_marl.sim.tickets.refund_verdict`) multiplies the work grade by :data:`COLLATERAL_FACTOR`
+  (0): changing what should not have been changed fails the ticket, which costs more than a missed
+  step.
 
 Playing both, a ticket weighs triage and work half each (CustomerSupportEnv's 0.2 + 0.1 + 0.2 +
 0-0.5). The episode's score divides by the tickets that arrived, or by the scenario's ``max_tickets``
@@ -27,13 +40,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..config.domain import PRIORITIES
 from ..sim.decisions import Decision, Phase, decode_triage
-from ..sim.tickets import Ticket
+from ..sim.tickets import REFUND_TOOLS, Refund, Ticket, refund_verdict
 
-TRIAGE_WEIGHTS = {"category": 0.2, "priority": 0.1, "route": 0.2}
+#: The version of the text tasks' scoring (this module and the reply rubric); 1 until the hand-off,
+#: free-label and refund exploits were closed.
+SCORING_VERSION = 2
 STEPS_WEIGHT = 0.3
 REPLY_WEIGHT = 0.7
 REPLY_MAX = 0.5  # the rubric's top grade
+COLLATERAL_FACTOR = 0.0
+#: Priority credit by distance in levels from the true priority.
+PRIORITY_CREDIT = (1.0, 0.5, 0.0, 0.0)
+_HAND_OVERS = ("escalate_issue", "return_to_resolver")
 
 
 @dataclass
@@ -41,11 +61,14 @@ class _TicketRecord:
     ticket: Ticket
     work_calls: int = 0  # the caller's calls in the work phase, refused ones included
     acted: bool = False  # the caller made at least one accepted call on it
-    triage: dict[str, bool] = field(default_factory=dict)  # part -> right
-    route_offered: bool = True
+    triage: dict[str, float] = field(default_factory=dict)  # check -> credit in [0, 1]
+    steps: set[str] = field(default_factory=set)  # work tools the caller used right
+    handed_over: str | None = None  # the caller's last hand-over tool
+    hand_over_right: bool = False
+    collateral: int = 0  # refunds the case did not owe
     closed: bool = False
     resolved: bool = False
-    reply: float = 0.0
+    reply: float | None = None  # the grade of the caller's own closing reply (None: not the caller's)
 
 
 class EpisodeScore:
@@ -53,12 +76,15 @@ class EpisodeScore:
 
     def __init__(self, roles: tuple[str, ...], max_tickets: int | None) -> None:
         self.triage = "triage" in roles
-        self.work = any(role in roles for role in ("resolver", "escalation"))
+        self.resolver = "resolver" in roles
+        self.desk = "escalation" in roles
+        self.work = self.resolver or self.desk
         self.max_tickets = max_tickets
         self.tickets: dict[int, _TicketRecord] = {}
 
-    def call(self, decision: Decision, action: int | None) -> None:
-        """The caller answered ``decision`` with ``action`` (None: the call was refused)."""
+    def call(self, decision: Decision, action: int | None, refund: Refund | None = None) -> None:
+        """The caller answered ``decision`` with ``action`` (None: the call was refused); ``refund`` is
+        a refund's amount and order (None: what is owed)."""
         ticket = decision.ticket
         if ticket is None:  # a pick starts work, it is not graded on its own
             return
@@ -67,24 +93,38 @@ class EpisodeScore:
             if action is None:
                 return
             category, priority, route = decode_triage(action)
-            needs_desk = bool(ticket.requirement.specialist)
+            distance = abs(PRIORITIES.index(priority) - PRIORITIES.index(ticket.true_priority))
             record.triage = {
-                "category": category == ticket.true_category,
-                "priority": priority == ticket.true_priority,
-                "route": (route == "escalation") == needs_desk,
+                "category": float(category == ticket.true_category),
+                "priority": PRIORITY_CREDIT[distance],
             }
-            record.route_offered = any(decode_triage(a)[2] == "escalation" for a in decision.legal)
+            if any(decode_triage(a)[2] == "escalation" for a in decision.legal):
+                record.triage["route"] = float((route == "escalation") == ticket.requirement.needs_escalation)
             record.acted = True
             return
         record.work_calls += 1
-        if action is not None:
-            record.acted = True
+        if action is None:
+            return
+        record.acted = True
+        tool = decision.tool(action)
+        if tool in _HAND_OVERS:
+            needs = ticket.requirement.needs_escalation
+            record.handed_over, record.hand_over_right = tool, needs if tool == "escalate_issue" else not needs
+        elif tool in REFUND_TOOLS:
+            verdict = refund_verdict(ticket, refund)
+            record.collateral += verdict == "not_due"
+            if verdict == "right":
+                record.steps.add(tool)
+        elif tool != "respond_user":
+            record.steps.add(tool)
 
-    def closed(self, ticket: Ticket, resolved: bool, grade: float) -> None:
-        """A ticket of the episode was answered (by the caller or a colleague)."""
+    def closed(self, ticket: Ticket, resolved: bool, grade: float | None) -> None:
+        """A ticket of the episode was answered: ``grade`` is the reply's grade when the reply was the
+        caller's own, None when a colleague's (it closes the ticket but earns the caller nothing)."""
         record = self.tickets.get(ticket.id)
         if record is not None:
-            record.closed, record.resolved, record.reply = True, resolved, grade
+            record.closed, record.resolved = True, resolved
+            record.reply = grade
 
     def ticket_grade(self, record: _TicketRecord) -> float:
         """One ticket's grade in [0, 1] (module docstring)."""
@@ -92,21 +132,30 @@ class EpisodeScore:
             return 0.0
         parts: list[float] = []
         if self.triage:
-            weights = dict(TRIAGE_WEIGHTS)
-            if not record.route_offered:
-                weights.pop("route")
-            earned = sum(w for part, w in weights.items() if record.triage.get(part))
-            parts.append(earned / sum(weights.values()))
+            credit = 1.0 if record.triage else 0.0
+            for value in record.triage.values():
+                credit *= value
+            parts.append(credit)
         if self.work:
-            ticket = record.ticket
-            required = ticket.requirement.steps + ticket.requirement.specialist
-            coverage = sum(step in ticket.done for step in required) / len(required) if required else 1.0
-            calls = record.work_calls - (1 if record.closed else 0)
-            efficiency = min(1.0, max(len(required), 1) / calls) if calls > 0 else 1.0
-            steps = STEPS_WEIGHT * coverage * efficiency if record.work_calls else 0.0
-            reply = REPLY_WEIGHT * min(record.reply, REPLY_MAX) / REPLY_MAX if record.resolved else 0.0
-            parts.append(steps + reply)
+            parts.append(self._work_grade(record))
         return min(1.0, max(0.0, sum(parts) / len(parts))) if parts else 0.0
+
+    def _work_grade(self, record: _TicketRecord) -> float:
+        if not record.work_calls:
+            return 0.0
+        requirement = record.ticket.requirement
+        owed = (requirement.steps if self.resolver else ()) + (requirement.specialist if self.desk else ())
+        coverage = sum(step in record.steps for step in owed) / len(owed) if owed else 1.0
+        closing = 1 if record.handed_over or record.reply is not None else 0
+        calls = record.work_calls - closing
+        efficiency = min(1.0, max(len(owed), 1) / calls) if calls > 0 else 1.0
+        outcome = 0.0
+        if record.reply is not None and record.resolved:
+            outcome = min(record.reply, REPLY_MAX) / REPLY_MAX
+        elif record.handed_over and record.hand_over_right:
+            outcome = coverage
+        grade = STEPS_WEIGHT * coverage * efficiency + REPLY_WEIGHT * outcome
+        return grade * COLLATERAL_FACTOR ** record.collateral
 
     def value(self, arrived: int) -> float:
         """The episode's score: the mean ticket grade over the episode's tickets (module docstring)."""

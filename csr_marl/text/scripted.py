@@ -3,7 +3,7 @@
 Four ways to play a task's turns through :class:`~csr_marl.text.TextSession`, from worst to best:
 
 * ``idle`` -- makes no call (a rollout whose model never calls a tool);
-* ``spam`` -- stalls: every lookup tool on offer, round and round, never answering; triage sets the
+* ``spam`` -- stalls: every lookup tool on offer (the diagnostics), round and round, never answering; triage sets the
   same labels whatever the ticket says;
 * ``boilerplate`` -- works the ticket as the built-in heuristic does, then closes it with a canned
   reply that names nothing; triage copies the customer's own labels;
@@ -23,21 +23,25 @@ from typing import Any
 
 import numpy as np
 
+from ..config.domain import DIAGNOSTIC_TOOLS
 from ..policies.base import make_policy
 from ..sim.decisions import Decision, Phase, decode_triage
 from ..sim.responses import documented_reply
+from ..sim.tickets import amount_on_record
 from .session import TextSession
 
 AGENTS = ("idle", "spam", "boilerplate", "careful")
 BOILERPLATE = "Thank you for contacting us. We have handled your request. Have a nice day."
-# Tools that close, hand over or talk: a stalling agent never uses them.
-_TALK = ("respond_user", "escalate_issue", "return_to_resolver", "ask_customer")
+#: Tools that close, hand over or talk: a stalling agent never uses them.
+TALK_TOOLS = ("respond_user", "escalate_issue", "return_to_resolver", "ask_customer")
 _TEXT_ARGUMENTS = {
     "reason": "this needs the other desk",
     "question": "Could you tell me more about the problem?",
 }
 
 Call = tuple[str, dict[str, Any]]
+#: A scripted player: the call for a decision, given how many calls the episode has made so far.
+Chooser = Callable[[Decision, int], Call]
 
 
 @dataclass(frozen=True)
@@ -52,16 +56,23 @@ class Outcome:
     truncated: bool
 
 
-def play(session: TextSession, agent: str, seed: int, max_calls: int = 30) -> Outcome:
-    """One episode of ``session`` played by the scripted ``agent`` (one of :data:`AGENTS`), stopped
-    (truncated) after ``max_calls`` calls."""
-    if agent not in AGENTS:
-        raise ValueError(f"unknown scripted agent {agent!r}; choose one of {', '.join(AGENTS)}")
+def play(
+    session: TextSession, agent: str, seed: int, max_calls: int = 30, record: list[Call] | None = None
+) -> Outcome:
+    """One episode of ``session`` played by the scripted ``agent`` (one of :data:`AGENTS`, or a policy
+    of the adversarial suite, :mod:`csr_marl.text.adversarial`), stopped (truncated) after
+    ``max_calls`` calls; ``record`` collects the calls made."""
+    from .adversarial import ADVERSARIES, adversary
+
+    if agent not in AGENTS and agent not in ADVERSARIES:
+        raise ValueError(f"unknown scripted agent {agent!r}; choose one of {', '.join(AGENTS + ADVERSARIES)}")
     turn = session.reset(seed=seed)
-    choose = _chooser(agent, session, seed)
+    choose = adversary(agent, session, seed) if agent in ADVERSARIES else _chooser(agent, session, seed)
     total, calls = 0.0, 0
     while turn is not None and calls < max_calls and agent != "idle":
         name, arguments = choose(session.decision, calls)
+        if record is not None:
+            record.append((name, arguments))
         step = session.step(name, arguments)
         total += step.reward
         calls += 1
@@ -80,56 +91,61 @@ def first_call(session: TextSession, agent: str, seed: int) -> Call:
     return _chooser(agent, session, seed)(session.decision, 0)
 
 
-def _chooser(agent: str, session: TextSession, seed: int) -> Callable[[Decision, int], Call]:
-    # The careful agent knows every issue of the bank (heuristic_full); boilerplate and spam need not.
+def _chooser(agent: str, session: TextSession, seed: int) -> Chooser:
+    if agent == "spam":
+        return _spam
+    if agent == "boilerplate":
+        return heuristic_chooser(session, seed, lambda decision: BOILERPLATE, copy_labels=True)
+    return heuristic_chooser(session, seed, lambda decision: documented_reply(decision.ticket), copy_labels=False)
+
+
+def _spam(decision: Decision, calls: int) -> Call:
+    if decision.phase is Phase.TRIAGE:
+        return "classify", {"category": "general", "priority": "low", "route": "resolver"}
+    if decision.phase is Phase.PICK:
+        return "pick_ticket", {"ticket_id": decision.slots[0].id}
+    lookups = [decision.tool(a) for a in decision.legal if decision.tool(a) in DIAGNOSTIC_TOOLS]
+    if not lookups:  # nothing but talking is on offer: keep asking
+        return "ask_customer", {"question": _TEXT_ARGUMENTS["question"]}
+    return tool_call(decision, lookups[calls % len(lookups)], "")
+
+
+def heuristic_chooser(
+    session: TextSession, seed: int, reply: Callable[[Decision], str], copy_labels: bool
+) -> Chooser:
+    """Work as the heuristic that knows every issue of the bank (``heuristic_full``) does, closing with
+    ``reply``; triage copies the customer's own labels when ``copy_labels``, reads the ticket else."""
     heuristic = make_policy("heuristic_full", session.scenario, np.random.default_rng(seed))
     bind = getattr(heuristic, "bind", None)
     if bind is not None:
         bind(session.center)
 
-    def spam(decision: Decision, calls: int) -> Call:
+    def choose(decision: Decision, calls: int) -> Call:
+        if decision.phase is Phase.TRIAGE and copy_labels:
+            ticket = decision.ticket
+            assert ticket is not None
+            return "classify", {
+                "category": ticket.declared_category, "priority": ticket.declared_priority, "route": "resolver",
+            }
+        action = heuristic(decision)
         if decision.phase is Phase.TRIAGE:
-            return "classify", {"category": "general", "priority": "low", "route": "resolver"}
+            category, priority, route = decode_triage(action)
+            return "classify", {"category": category, "priority": priority, "route": route}
         if decision.phase is Phase.PICK:
-            return "pick_ticket", {"ticket_id": decision.slots[0].id}
-        lookups = [decision.tool(a) for a in decision.legal if decision.tool(a) not in _TALK]
-        if not lookups:  # nothing but talking is on offer: keep asking
-            return "ask_customer", {"question": _TEXT_ARGUMENTS["question"]}
-        return _call(decision, lookups[calls % len(lookups)], "")
+            return "pick_ticket", {"ticket_id": decision.slots[action].id}
+        return tool_call(decision, decision.tool(action), reply(decision))
 
-    def by_heuristic(reply: Callable[[Decision], str], copy_labels: bool) -> Callable[[Decision, int], Call]:
-        def choose(decision: Decision, calls: int) -> Call:
-            if decision.phase is Phase.TRIAGE and copy_labels:
-                ticket = decision.ticket
-                assert ticket is not None
-                return "classify", {
-                    "category": ticket.declared_category, "priority": ticket.declared_priority, "route": "resolver",
-                }
-            action = heuristic(decision)
-            if decision.phase is Phase.TRIAGE:
-                category, priority, route = decode_triage(action)
-                return "classify", {"category": category, "priority": priority, "route": route}
-            if decision.phase is Phase.PICK:
-                return "pick_ticket", {"ticket_id": decision.slots[action].id}
-            return _call(decision, decision.tool(action), reply(decision))
-
-        return choose
-
-    if agent == "spam":
-        return spam
-    if agent == "boilerplate":
-        return by_heuristic(lambda decision: BOILERPLATE, copy_labels=True)
-    return by_heuristic(lambda decision: documented_reply(decision.ticket), copy_labels=False)
+    return choose
 
 
-def _call(decision: Decision, tool: str, reply: str) -> Call:
+def tool_call(decision: Decision, tool: str, reply: str) -> Call:
     """``tool`` with the arguments its schema asks for."""
     ticket = decision.ticket
     assert ticket is not None
     if tool == "respond_user":
         return tool, {"message": reply}
     if tool in ("initiate_refund", "approve_refund"):
-        return tool, {"amount": float(ticket.slot_values.get("amount", 0) or 0)}
+        return tool, {"amount": amount_on_record(ticket)}  # what the lookups show
     if tool in ("escalate_issue", "return_to_resolver"):
         return tool, {"reason": _TEXT_ARGUMENTS["reason"]}
     if tool == "ask_customer":

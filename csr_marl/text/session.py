@@ -176,8 +176,8 @@ class TextSession:
             return self._refuse(decision, str(refusal))
         self._refused = 0
         self._record(decision, call.action, call.arguments)
-        self._score.call(decision, call.action)
-        driver.act(call.action, call.text)
+        self._score.call(decision, call.action, call.refund)
+        driver.act(call.action, call.text, call.refund)
         self._colleagues_act()
         info = self._drain()
         return self._step(agent, info)
@@ -293,7 +293,8 @@ class TextSession:
         mine: list[dict[str, Any]] = []
         for kind, agent, ticket, payload in events:
             if kind == "reply_grade":
-                self._score.closed(ticket, bool(payload["resolved"]), float(payload["score"]))
+                own = agent.rsplit("_", 1)[0] in self.roles  # a colleague's reply earns the caller nothing
+                self._score.closed(ticket, bool(payload["resolved"]), float(payload["score"]) if own else None)
             if kind == "customer_reply":
                 self.conversation[ticket.id].append(f"customer {ticket.customer} replied: \"{payload['reply']}\"")
             if agent.rsplit("_", 1)[0] in self.roles:

@@ -7,8 +7,8 @@ most open chat servers accept too):
 |---|---|
 | triage | ``classify(category, priority, route)`` |
 | pick | ``pick_ticket(ticket_id)`` -- one of the visible tickets' ids |
-| resolver work | ``check_order_status()``, ``check_payment()``, ``initiate_refund(amount)``, ``update_shipping()``, ``troubleshoot()``, ``reset_account()``, ``escalate_issue(reason)``, ``respond_user(message)``, ``ask_customer(question)`` |
-| desk work | ``approve_refund(amount)``, ``engineering_fix()``, ``fraud_review()``, ``account_recovery()``, ``legal_review()``, ``respond_user(message)``, ``return_to_resolver(reason)``, ``ask_customer(question)`` |
+| resolver work | ``check_order_status()``, ``check_payment()``, ``initiate_refund(amount, [order_id])``, ``update_shipping()``, ``troubleshoot()``, ``reset_account()``, ``escalate_issue(reason)``, ``respond_user(message)``, ``ask_customer(question)`` |
+| desk work | ``approve_refund(amount, [order_id])``, ``engineering_fix()``, ``fraud_review()``, ``account_recovery()``, ``legal_review()``, ``respond_user(message)``, ``return_to_resolver(reason)``, ``ask_customer(question)`` |
 
 Only the tools legal now are offered. :func:`parse_call` checks a call strictly -- a tool offered now,
 arguments a JSON object with exactly the schema's keys, of the right types and values -- and returns
@@ -29,6 +29,7 @@ from typing import Any
 
 from ..config.domain import CATEGORIES, PRIORITIES, ROUTES
 from ..sim.decisions import Decision, Phase, decode_triage, encode_triage
+from ..sim.tickets import REFUND_TOOLS, Refund
 
 #: The longest ``arguments`` JSON text read (a tool's longest argument is 4,000 characters).
 MAX_ARGUMENTS_CHARS = 16_000
@@ -38,12 +39,19 @@ _QUOTE_CHARS = 60  # how much of a refused value a refusal quotes
 
 _TEXT = {"type": "string", "minLength": 1, "maxLength": 4000}
 _AMOUNT = {"type": "number", "minimum": 0, "description": "the amount in dollars"}
+_ORDER = {"type": "string", "minLength": 1, "maxLength": 40,
+          "description": "optional: the order or invoice the refund is for (it must be the customer's)"}
+#: Arguments a tool takes but does not require.
+OPTIONAL_ARGUMENTS = frozenset({"order_id"})
 
-# name -> (description, properties); every property is required.
+# name -> (description, properties); every property is required but those in OPTIONAL_ARGUMENTS.
 _WORK_TOOLS: dict[str, tuple[str, dict[str, dict[str, Any]]]] = {
     "check_order_status": ("Look up the order: reveals its shipping status.", {}),
     "check_payment": ("Look up the payment: reveals what happened to the customer's money.", {}),
-    "initiate_refund": ("Start a refund to the customer's original payment method.", {"amount": _AMOUNT}),
+    "initiate_refund": (
+        "Start a refund to the customer's original payment method: the amount on record, when the case owes one.",
+        {"amount": _AMOUNT, "order_id": _ORDER},
+    ),
     "update_shipping": ("Change or re-send the shipment (address, carrier, replacement).", {}),
     "troubleshoot": ("Run remote diagnostics on the device: reveals its state.", {}),
     "reset_account": ("Reset the customer's login or account state.", {}),
@@ -62,7 +70,7 @@ _WORK_TOOLS: dict[str, tuple[str, dict[str, dict[str, Any]]]] = {
         "the same thing twice annoys them).",
         {"question": {**_TEXT, "description": "the question, as the customer will read it"}},
     ),
-    "approve_refund": ("Approve a refund beyond the resolvers' limits.", {"amount": _AMOUNT}),
+    "approve_refund": ("Approve a refund beyond the resolvers' limits.", {"amount": _AMOUNT, "order_id": _ORDER}),
     "engineering_fix": ("Have engineering fix a defect on the customer's device or account.", {}),
     "fraud_review": ("Review a suspected fraudulent charge or account takeover.", {}),
     "account_recovery": ("Recover an account the customer cannot get into.", {}),
@@ -75,6 +83,8 @@ _WORK_TOOLS: dict[str, tuple[str, dict[str, dict[str, Any]]]] = {
 
 
 _SAYS = {"respond_user": "message", "ask_customer": "question"}
+#: The seeds' names for this contact center's labels, accepted in ``classify`` (unambiguous ones only).
+LABEL_ALIASES: dict[str, dict[str, str]] = {"category": {"logistics": "shipping"}}
 
 
 class ToolCallError(ValueError):
@@ -94,6 +104,13 @@ class ParsedCall:
         """What the call says to the customer: ``respond_user``'s message, ``ask_customer``'s question."""
         return self.arguments.get(_SAYS.get(self.name, ""))
 
+    @property
+    def refund(self) -> Refund | None:
+        """A refund's amount and order (``initiate_refund``, ``approve_refund``); None for other tools."""
+        if self.name not in REFUND_TOOLS:
+            return None
+        return Refund(float(self.arguments["amount"]), self.arguments.get("order_id"))
+
 
 def _spec(name: str, description: str, properties: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {
@@ -104,7 +121,7 @@ def _spec(name: str, description: str, properties: dict[str, dict[str, Any]]) ->
             "parameters": {
                 "type": "object",
                 "properties": properties,
-                "required": list(properties),
+                "required": [key for key in properties if key not in OPTIONAL_ARGUMENTS],
                 "additionalProperties": False,
             },
         },
@@ -150,6 +167,10 @@ def parse_call(decision: Decision, name: Any, arguments: Any) -> ParsedCall:
         raise ToolCallError(f"{quote(name)} is not a tool you can use now; use one of: {', '.join(offered)}")
     spec, to_action = offered[name]
     args = _arguments(name, arguments)
+    for key, aliases in LABEL_ALIASES.items():
+        value = args.get(key)
+        if name == "classify" and isinstance(value, str) and value in aliases:
+            args[key] = aliases[value]
     schema = spec["function"]["parameters"]
     properties: dict[str, dict[str, Any]] = schema["properties"]
     unknown = sorted(key if len(key) <= _QUOTE_CHARS else quote(key) for key in args if key not in properties)
@@ -284,4 +305,5 @@ def _finite(value: int | float) -> bool:
 
 
 def _signature(properties: Mapping[str, Any]) -> str:
-    return "(" + ", ".join(properties) + ")" if properties else "no arguments"
+    names = [f"[{key}]" if key in OPTIONAL_ARGUMENTS else key for key in properties]
+    return "(" + ", ".join(names) + ")" if properties else "no arguments"

@@ -9,8 +9,10 @@
 The log has one row per contact: ``arrival``, ``answered`` (empty when never answered), ``end``
 (closed, or hung up) and ``abandoned`` (1/0, true/false), and optionally ``day``, ``queue``,
 ``category`` and ``tier``. Times are minutes from the start of the day, or ISO date-times (then the day
-is the date and minutes count from the earliest interval any contact arrives in). Contacts of several
-days are pooled: the arrival profile is the mean count per interval over days.
+is the date and minutes count from the earliest interval any contact arrives in; times with a UTC
+offset are converted to UTC, and a log mixing times with and without one is refused). Contacts of
+several days are pooled: the arrival profile is the mean count per interval over days. The log's
+limits (rows, text, times) are in :mod:`csr_marl.whatif.contact_log`.
 
 Patience is censored: a customer who was answered after waiting ``w`` minutes would have waited at
 least ``w``. Abandoned contacts give the patience itself. The exponential MLE of the abandonment rate is
@@ -19,34 +21,24 @@ abandoned / total waiting time (of everybody who waited); the Kaplan-Meier estim
 
 from __future__ import annotations
 
-import csv
 import math
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..analysis.stats import proportion_ci
+from .contact_log import MAX_MINUTE, Contact, read_contact_log
 from .errors import StudyError
 
-REQUIRED = ("arrival", "answered", "end", "abandoned")
-_TRUE = {"1", "true", "yes", "y", "t"}
-_FALSE = {"0", "false", "no", "n", "f", ""}
+__all__ = ["Calibration", "Contact", "calibrate", "calibration_overrides", "calibration_report", "read_contact_log"]
+
 Z95 = 1.959963984540054
-
-
-@dataclass(frozen=True)
-class Contact:
-    day: str
-    arrival: float
-    answered: float | None
-    end: float
-    abandoned: bool
-    queue: str
-    category: str | None
-    tier: str | None
+#: The interval widths an arrival profile may have (minutes).
+INTERVALS = (15, 30, 60)
+#: The most distinct categories (or tiers) a log may name: each is a line of the report.
+MAX_LABELS = 200
 
 
 @dataclass(frozen=True)
@@ -73,11 +65,13 @@ class HandleFit:
     ks_p_value: float
 
     def scenario_value(self) -> dict[str, Any]:
-        if self.dist == "exponential":
-            return {"dist": "exponential", "mean_minutes": round(self.mean.value, 4)}
+        if self.dist in ("exponential", "deterministic"):
+            return {"dist": self.dist, "mean_minutes": round(self.mean.value, 4)}
         return {"dist": self.dist, "mean_minutes": round(self.mean.value, 4), "cv": round(self.cv, 4)}
 
     def goodness_of_fit(self) -> str:
+        if self.dist == "deterministic":
+            return f"{self.queue}: every one of the {self.n} handle times is {self.mean.value:.4g} min (deterministic; nothing to test)"
         others = ", ".join(f"{name} {aic:.1f}" for name, aic in sorted(self.aic.items(), key=lambda kv: kv[1]))
         verdict = "no evidence against the fit" if self.ks_p_value >= 0.05 else "the fit is rejected at 5%"
         return (f"{self.queue}: {self.dist} (AIC {others}); Kolmogorov-Smirnov D = {self.ks_statistic:.4f}, "
@@ -120,72 +114,14 @@ class Calibration:
     notes: list[str] = field(default_factory=list)
 
 
-def read_contact_log(path: str | Path) -> list[Contact]:
-    """Read and check a contact log; :class:`StudyError` names the first bad line."""
-    file = Path(path)
-    if not file.is_file():
-        raise StudyError(f"{file}: file not found")
-    with file.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in REQUIRED if c not in (reader.fieldnames or ())]
-        if missing:
-            raise StudyError(f"{file.name}: no column {', '.join(missing)} (need {', '.join(REQUIRED)}; optional day, queue, category, tier)")
-        rows = list(reader)
-    if not rows:
-        raise StudyError(f"{file.name}: no contacts")
-    stamped = _is_timestamp(rows[0]["arrival"])
-    contacts = []
-    for line, row in enumerate(rows, start=2):
-        where = f"{file.name} line {line}"
-        day, arrival = _time(row["arrival"], stamped, where, "arrival")
-        answered = None if not (row["answered"] or "").strip() else _time(row["answered"], stamped, where, "answered", day)[1]
-        _, end = _time(row["end"], stamped, where, "end", day)
-        flag = (row["abandoned"] or "").strip().lower()
-        if flag not in _TRUE | _FALSE:
-            raise StudyError(f"{where}: abandoned must be 1/0 or true/false, got {row['abandoned']!r}")
-        abandoned = flag in _TRUE
-        if abandoned and answered is not None:
-            raise StudyError(f"{where}: a contact cannot be answered and abandoned")
-        if end < arrival or (answered is not None and not arrival <= answered <= end):
-            raise StudyError(f"{where}: times must satisfy arrival <= answered <= end")
-        contacts.append(Contact(
-            row.get("day") or day, arrival, answered, end, abandoned, (row.get("queue") or "resolver").strip(),
-            (row.get("category") or "").strip() or None, (row.get("tier") or "").strip() or None,
-        ))
-    if stamped:  # minutes from the earliest minute of the day any contact arrives
-        first = min(c.arrival for c in contacts)
-        contacts = [Contact(c.day, c.arrival - first, None if c.answered is None else c.answered - first, c.end - first,
-                            c.abandoned, c.queue, c.category, c.tier) for c in contacts]
-    return contacts
-
-
-def _is_timestamp(text: str) -> bool:
-    try:
-        float(text)
-        return False
-    except ValueError:
-        return True
-
-
-def _time(text: str, stamped: bool, where: str, column: str, day: str = "0") -> tuple[str, float]:
-    text = (text or "").strip()
-    try:
-        if stamped:
-            moment = datetime.fromisoformat(text)
-            base = datetime.fromisoformat(day) if day != "0" else moment.replace(hour=0, minute=0, second=0, microsecond=0)
-            return moment.date().isoformat(), (moment - base).total_seconds() / 60.0
-        value = float(text)
-    except ValueError:
-        raise StudyError(f"{where}: {column} {text!r} is not a minute or an ISO date-time") from None
-    if not math.isfinite(value) or value < 0:
-        raise StudyError(f"{where}: {column} must be a minute >= 0, got {text!r}")
-    return day, value
-
-
 def calibrate(contacts: Sequence[Contact], interval_minutes: int = 30, horizon_minutes: float | None = None) -> Calibration:
     """Fit arrivals, handle times, patience and mixes; see the module docstring."""
     if len(contacts) < 20:
         raise StudyError(f"only {len(contacts)} contacts: calibration needs at least 20")
+    if interval_minutes not in INTERVALS:
+        raise StudyError(f"--interval {interval_minutes}: use {', '.join(map(str, INTERVALS))} minutes")
+    if horizon_minutes is not None and not 0 < horizon_minutes <= MAX_MINUTE:
+        raise StudyError(f"--horizon {horizon_minutes:g}: give the minutes in a day, more than 0 and at most {MAX_MINUTE:,} (a week)")
     days = sorted({c.day for c in contacts})
     width = float(interval_minutes)
     horizon = horizon_minutes or width * math.ceil(max(c.arrival for c in contacts) / width + 1e-9)
@@ -199,11 +135,11 @@ def calibrate(contacts: Sequence[Contact], interval_minutes: int = 30, horizon_m
         Interval95(k * per_hour, max(0.0, k - Z95 * math.sqrt(k)) * per_hour, (k + Z95 * math.sqrt(max(k, 1.0))) * per_hour)
         for k in counts
     ]
-    handle = {}
-    for queue in sorted({c.queue for c in contacts}):
-        times = [c.end - c.answered for c in contacts if c.queue == queue and c.answered is not None and c.end > c.answered]
-        if len(times) >= 10:
-            handle[queue] = fit_handle_times(queue, np.array(times))
+    by_queue: dict[str, list[float]] = defaultdict(list)
+    for c in contacts:
+        if c.answered is not None and c.end > c.answered:
+            by_queue[c.queue].append(c.end - c.answered)
+    handle = {queue: fit_handle_times(queue, np.array(times)) for queue, times in sorted(by_queue.items()) if len(times) >= 10}
     notes = [] if handle else ["fewer than 10 answered contacts per queue: no handle-time fit"]
     return Calibration(
         len(days), len(contacts), interval_minutes, 0.0, horizon, rates, handle, fit_patience(contacts),
@@ -214,6 +150,17 @@ def calibrate(contacts: Sequence[Contact], interval_minutes: int = 30, horizon_m
 def fit_handle_times(queue: str, times: np.ndarray) -> HandleFit:
     """Exponential, lognormal and gamma by maximum likelihood; the least AIC wins."""
     stats = _scipy_stats()
+    n = len(times)
+    mean = float(times.mean())
+    if float(times.max()) - float(times.min()) <= 1e-9 * mean:  # one value: nothing has a spread to fit
+        return HandleFit(queue, n, "deterministic", Interval95(mean, mean, mean), 0.0, {}, 0.0, 1.0)
+    try:
+        return _fit_families(stats, queue, times)
+    except (ValueError, RuntimeError, FloatingPointError) as exc:  # e.g. two distinct values, nearly all alike
+        raise StudyError(f"queue {queue}: its {n} handle times could not be fitted ({' '.join(str(exc).split())[:200]})") from None
+
+
+def _fit_families(stats: Any, queue: str, times: np.ndarray) -> HandleFit:
     n = len(times)
     mean = float(times.mean())
     sd = float(times.std(ddof=1))
@@ -283,22 +230,27 @@ def _kaplan_meier(durations: np.ndarray, observed: np.ndarray) -> tuple[list[flo
 
 
 def _mix(values: Sequence[str | None]) -> dict[str, Interval95]:
-    known = [v for v in values if v]
+    counts = Counter(v for v in values if v)
+    if len(counts) > MAX_LABELS:
+        raise StudyError(f"{len(counts):,} distinct values in a tier or category column, more than the {MAX_LABELS} calibrate reports")
+    known = sum(counts.values())
     out = {}
-    for value in sorted(set(known)):
-        share, low, high = proportion_ci(known.count(value), len(known))
+    for value in sorted(counts):
+        share, low, high = proportion_ci(counts[value], known)
         out[value] = Interval95(share, low, high)
     return out
 
 
 def _peak_in_service(contacts: Sequence[Contact]) -> int:
     """The most contacts in service at once on any day (a floor for the headcount the log implies)."""
+    events: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for c in contacts:
+        if c.answered is not None:
+            events[c.day] += [(c.end, -1), (c.answered, 1)]
     peak = 0
-    for day in {c.day for c in contacts}:
-        served = [c for c in contacts if c.day == day and c.answered is not None]
-        events = sorted([(c.end, -1) for c in served] + [(c.answered, 1) for c in served])  # ends first at ties
+    for day_events in events.values():
         busy = 0
-        for _, step in events:
+        for _, step in sorted(day_events):  # ends first at ties
             busy += step
             peak = max(peak, busy)
     return peak

@@ -1,6 +1,7 @@
 """Where replications run: any ``concurrent.futures.Executor``.
 
-The default is a local process pool sized to the machine. ``ray_executor`` runs replications as Ray
+The default is a local process pool sized to the machine; its workers end themselves when the process
+that started them dies (even by ``kill -9``), instead of waiting, idle, forever. ``ray_executor`` runs replications as Ray
 tasks on an existing cluster (``address="auto"`` or ``"ray://host:10001"``) or a local one; Ray is
 imported only then, and its absence is reported naming the extra to install. ``InlineExecutor`` runs
 each task at submission, in this process (handy for debugging and for tiny studies).
@@ -10,12 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any, Callable, Iterator
 
 from .errors import StudyError
 
 BACKENDS: tuple[str, ...] = ("process", "ray", "inline")
+#: How often a pool worker checks that the process that started it is still there.
+PARENT_CHECK_SECONDS = 0.5
 
 
 def local_cpus() -> int:
@@ -24,6 +29,27 @@ def local_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - macOS, Windows
         return max(1, os.cpu_count() or 1)
+
+
+def exit_with_parent() -> None:
+    """Pool worker initializer: a daemon thread ends this process as soon as its parent is gone.
+
+    A parent that dies (``kill -9`` included) has its children handed to another process, so the
+    parent id changes; the thread then exits the worker at once (its queued work has no one to report to).
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="csr-marl-parent-watch", daemon=True).start()
+
+
+def process_pool(workers: int | None = None) -> ProcessPoolExecutor:
+    """A local process pool of ``workers`` processes (default one per CPU) that die with their parent."""
+    return ProcessPoolExecutor(max_workers=workers or local_cpus(), initializer=exit_with_parent)
 
 
 class InlineExecutor(Executor):
@@ -84,7 +110,7 @@ def make_executor(backend: str = "process", workers: int | None = None, address:
     if workers is not None and workers < 1:
         raise StudyError(f"--workers must be at least 1, got {workers}")
     if backend == "process":
-        return ProcessPoolExecutor(max_workers=workers or local_cpus())
+        return process_pool(workers)
     if backend == "ray":
         return RayExecutor(address, **({"num_cpus": workers} if workers and address is None else {}))
     if backend == "inline":

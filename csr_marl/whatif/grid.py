@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from ..config.loading import ScenarioError, load_scenario
+from ..config.loading import ScenarioError, load_scenario, parse_yaml
 from ..config.scenario import Scenario
 from .errors import StudyError
 
@@ -74,20 +74,22 @@ def _parse_values(spec: str, where: str) -> list[Any]:
     if match:
         return _range(*match.groups(), where=where)
     if spec.lstrip().startswith("["):
-        try:
-            values = yaml.safe_load(spec)
-        except yaml.YAMLError:
-            raise StudyError(f"{where}: the list is not valid YAML") from None
+        values = _yaml(spec, where)
         if not isinstance(values, list) or not values:
             raise StudyError(f"{where}: expected a non-empty YAML list")
         return values
     items = [item.strip() for item in spec.split(",")]
     if any(not item for item in items):
         raise StudyError(f"{where}: empty value in the list, {EXAMPLE}")
+    return [_yaml(item, where) for item in items]
+
+
+def _yaml(text: str, where: str) -> Any:
+    """One value read by the bounded YAML loader (depth, aliases); a :class:`StudyError` names ``where``."""
     try:
-        return [yaml.safe_load(item) for item in items]
-    except yaml.YAMLError:
-        raise StudyError(f"{where}: a value is not valid YAML") from None
+        return parse_yaml(text, where)
+    except ScenarioError as exc:
+        raise StudyError(str(exc)) from None
 
 
 def _range(start: str, stop: str, step: str | None, *, where: str) -> list[Any]:

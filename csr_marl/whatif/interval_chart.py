@@ -9,15 +9,19 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from .plotting import _pyplot
 from .store import atomic_write
 from .summary import Estimate
 
 
-def plot_interval_chart(
-    path: str | Path,
+def plot_interval_chart(path: str | Path, *args: Any, **kwargs: Any) -> Path:
+    """Draw the chart (:func:`interval_chart_png`'s arguments) and write the PNG atomically to ``path``."""
+    return atomic_write(Path(path), interval_chart_png(*args, **kwargs))
+
+
+def interval_chart_png(
     starts: Sequence[float],
     width: float,
     offered: Sequence[float],
@@ -27,8 +31,8 @@ def plot_interval_chart(
     *,
     title: str = "",
     service_label: str = "service level",
-) -> Path:
-    """Draw the chart and write the PNG atomically to ``path``.
+) -> bytes:
+    """The chart as PNG bytes.
 
     ``offered`` is contacts per interval (the mean over replications); ``capacity`` per plan is the
     contacts its staff can answer per interval (headcount x interval minutes / minutes per contact);
@@ -65,4 +69,4 @@ def plot_interval_chart(
     image = io.BytesIO()
     fig.savefig(image, format="png")
     plt.close(fig)
-    return atomic_write(Path(path), image.getvalue())
+    return image.getvalue()

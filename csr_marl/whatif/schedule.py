@@ -18,16 +18,18 @@ headcount change at each interval edge where it moves), ready to simulate.
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..config.scenario import MAX_HEADCOUNT
+from .csv_rows import csv_rows
 from .errors import StudyError
 
 BREAK_WINDOW_MINUTES = 60  # a break starts within this many minutes of the shift's middle
 SOLVER_SECONDS = 20.0
+MAX_REQUIREMENT_ROWS = 100_000  # a requirements file's rows: roles x intervals of a day
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,9 @@ def shift_templates(
     horizon: float,
 ) -> list[ShiftTemplate]:
     """Every start x length that fits in the day, each with its break; :class:`StudyError` for bad input."""
-    breaks = dict(breaks or {})
-    starts, lengths = sorted(set(float(s) for s in starts)), sorted(set(float(n) for n in lengths))
+    breaks = {_minute(k, "--break"): _minute(v, "--break") for k, v in (breaks or {}).items()}
+    starts = sorted({_minute(s, "--starts") for s in starts})
+    lengths = sorted({_minute(n, "--lengths") for n in lengths})
     if not starts or not lengths:
         raise StudyError("give at least one shift start (--starts) and one shift length (--lengths)")
     for name, values in (("--starts", starts), ("--lengths", lengths), ("--break", [*breaks, *breaks.values()])):
@@ -106,6 +109,13 @@ def shift_templates(
     if not templates:
         raise StudyError(f"no shift template fits in the {horizon:g}-minute day: start earlier or work shorter shifts")
     return templates
+
+
+def _minute(value: Any, option: str) -> float:
+    """A template minute: a finite number (not a list, a text or infinity), else :class:`StudyError`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise StudyError(f"{option} {str(value)[:60]!r}: expected minutes, a finite number")
+    return float(value)
 
 
 def solve_schedule(
@@ -200,20 +210,17 @@ def read_requirements(path: str | Path, column: str, starts: Sequence[float]) ->
     file = Path(path)
     if not file.is_file():
         raise StudyError(f"--requirements {file}: file not found")
-    with file.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = {"start_minute", "role", column} - set(reader.fieldnames or ())
-        if missing:
-            raise StudyError(f"--requirements {file.name}: no column {', '.join(sorted(missing))} (need start_minute, role, {column})")
-        table: dict[str, dict[float, int]] = {}
-        for line, row in enumerate(reader, start=2):
-            try:
-                start, need = float(row["start_minute"]), int(float(row[column]))
-            except (TypeError, ValueError):
-                raise StudyError(f"--requirements {file.name} line {line}: start_minute and {column} must be numbers") from None
-            if need < 0:
-                raise StudyError(f"--requirements {file.name} line {line}: {column} must be 0 or more, got {need}")
-            table.setdefault(row["role"], {})[start] = need
+    label = f"--requirements {file.name}"
+    table: dict[str, dict[float, int]] = {}
+    for line, row in csv_rows(file, label, ("start_minute", "role", column), f"need start_minute, role, {column}", MAX_REQUIREMENT_ROWS):
+        try:
+            start, value = float(row["start_minute"]), float(row[column])
+        except (TypeError, ValueError):
+            raise StudyError(f"{label} line {line}: start_minute and {column} must be numbers") from None
+        if not (math.isfinite(start) and 0 <= value <= MAX_HEADCOUNT):
+            raise StudyError(f"{label} line {line}: {column} must be 0 to {MAX_HEADCOUNT} staff "
+                             f"and start_minute finite, got {row[column][:20]!r} at {row['start_minute'][:20]!r}")
+        table.setdefault(row["role"], {})[start] = int(value)
     if not table:
         raise StudyError(f"--requirements {file.name}: no rows")
     out: dict[str, list[int]] = {}

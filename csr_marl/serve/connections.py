@@ -1,0 +1,200 @@
+"""Connection hygiene for uvicorn: a deadline on reading each request, a cap on connections per client
+address, and logs that say a condition once instead of a traceback per socket.
+
+- :class:`GuardedH11Protocol`: uvicorn's h11 protocol, plus: a request (its headers and body) must
+  arrive within ``request_read_seconds`` of the connection opening or of the previous response, else
+  the connection is closed (a half-sent request holds a socket for seconds, not forever); and an
+  address with ``max_connections_per_client`` open connections gets a new one only by giving up its
+  oldest connection that has not sent a whole request (else the new one is closed at once).
+- :class:`OncePerInterval`: a logging filter that lets one record per message through per interval,
+  without its traceback, counting what it held back ("Too many open files" under a flood).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from typing import ClassVar
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+log = logging.getLogger("csr_marl.serve")
+SILENT_GRACE_SECONDS = 2.0  # a new connection that has sent nothing yet is not evicted before this
+
+
+class ConnectionBook:
+    """Open connections per client address, oldest first (one book per server)."""
+
+    def __init__(self, per_client: int) -> None:
+        self.per_client = per_client
+        self.open: dict[str, list["GuardedH11Protocol"]] = defaultdict(list)
+
+    def admit(self, protocol: "GuardedH11Protocol", address: str) -> bool:
+        """Record ``protocol``; past the cap, close the address's oldest stalled request, or refuse.
+
+        Stalled: part of a request came and the rest did not, or nothing came for
+        :data:`SILENT_GRACE_SECONDS`. A connection that has just opened is given that long to speak.
+        """
+        if not self.per_client:
+            return True  # no cap: nothing to count
+        mine = self.open[address]
+        mine[:] = [p for p in mine if not p.transport.is_closing()]
+        if len(mine) >= self.per_client:
+            now = time.monotonic()
+            stalled = next((p for p in mine if p.reading_request() and (p.heard or now - p.opened > SILENT_GRACE_SECONDS)), None)
+            if stalled is None:
+                return False
+            stalled.close("the address's connection cap")
+            mine.remove(stalled)
+        mine.append(protocol)
+        return True
+
+    def forget(self, protocol: "GuardedH11Protocol", address: str) -> None:
+        mine = self.open.get(address)
+        if mine is not None:
+            if protocol in mine:
+                mine.remove(protocol)
+            if not mine:
+                del self.open[address]
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a request-read deadline and a per-address connection cap.
+
+    Configured by :func:`guarded_protocol`, which makes a subclass holding the settings and the book.
+    """
+
+    request_read_seconds: ClassVar[float] = 10.0
+    book: ClassVar[ConnectionBook] = ConnectionBook(0)
+    _deadline: asyncio.TimerHandle | None = None
+    _address: str | None = None
+    heard = False  # part of the current request has come
+    opened = 0.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self.opened = time.monotonic()
+        super().connection_made(transport)
+        self._address = self.client[0] if self.client else None
+        if self._address is not None and not self.book.admit(self, self._address):
+            self._address = None
+            note("closed new connections past the per-address connection cap")
+            transport.close()
+            return
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._address is not None:
+            self.book.forget(self, self._address)
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        self.heard = True
+        super().data_received(data)
+        if not self.reading_request():
+            self._disarm()
+
+    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+        self._disarm()  # the WebSocket protocol takes over, with its own ping and idle timeouts
+        if self._address is not None:
+            self.book.forget(self, self._address)
+            self._address = None
+        super().handle_websocket_upgrade(event)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self.heard, self.opened = False, time.monotonic()
+        if not self.transport.is_closing():
+            self._arm()  # the next request on this connection has its own deadline
+
+    def reading_request(self) -> bool:
+        """Whether the connection is still waiting for a request's headers or body."""
+        return self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
+
+    def close(self, why: str) -> None:
+        note(f"closed connections that had not sent a whole request ({why})")
+        self._disarm()
+        self.transport.close()
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(self.request_read_seconds, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        self._deadline = None
+        if self.reading_request() and not self.transport.is_closing():
+            self.close(f"no whole request within {self.request_read_seconds:g} s")
+
+
+def guarded_protocol(request_read_seconds: float, max_connections_per_client: int) -> type[GuardedH11Protocol]:
+    """A :class:`GuardedH11Protocol` subclass with these settings and a fresh connection book."""
+    return type("ServerH11Protocol", (GuardedH11Protocol,), {
+        "request_read_seconds": request_read_seconds, "book": ConnectionBook(max_connections_per_client),
+    })
+
+
+class OncePerInterval(logging.Filter):
+    """Let through one record per message per ``seconds``, traceback dropped, with a count of the rest."""
+
+    def __init__(self, seconds: float = 10.0) -> None:
+        super().__init__()
+        self.seconds = seconds
+        self._seen: dict[str, tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = f"{record.name}:{record.msg}"
+        now = time.monotonic()
+        last, held = self._seen.get(key, (-float("inf"), 0))
+        if now - last < self.seconds:
+            self._seen[key] = (last, held + 1)
+            return False
+        if len(self._seen) > 1_000:
+            self._seen.clear()
+        self._seen[key] = (now, 0)
+        reason = f": {record.exc_info[1]}" if record.exc_info and record.exc_info[1] is not None else ""
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        if reason or held:
+            record.msg = f"{record.getMessage()}{reason}" + (f" ({held} more like it in the last {self.seconds:g} s)" if held else "")
+            record.args = ()
+        return True
+
+
+_notes = OncePerInterval()
+
+
+def note(message: str) -> None:
+    """Log a connection condition at warning level, at most once per interval."""
+    record = log.makeRecord(log.name, logging.WARNING, __file__, 0, message, (), None)
+    if _notes.filter(record):
+        log.handle(record)
+
+
+def quiet_floods(seconds: float = 10.0) -> None:
+    """Rate-limit the loggers a socket flood fills: asyncio's accept errors and uvicorn's per-request warnings."""
+    for name in ("asyncio", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, OncePerInterval) for f in logger.filters):
+            logger.addFilter(OncePerInterval(seconds))
+
+
+def raise_open_file_limit() -> None:
+    """Lift this process's soft limit on open files to the hard one (more sockets before EMFILE)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):  # pragma: no cover - a hard limit the kernel will not grant
+            pass
+

@@ -1,0 +1,163 @@
+"""Scores only the work earns: the adversarial suite on every named task and the default text day, the
+same episodes over a real ``csr-marl serve``, the hand-off through GRPO's ``environment_factory``, and
+the RL team reward's triage and hand-off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from csr_marl import load_scenario
+from csr_marl.policies.base import make_policy
+from csr_marl.sim.center import ContactCenter
+from csr_marl.sim.decisions import Phase, encode_triage
+from csr_marl.sim.tickets import Refund, amount_on_record, refund_verdict
+from csr_marl.text.adversarial import ADVERSARIES, DEFAULT_DAY, SUITE, reset_options, run_suite
+from csr_marl.text.tasks import GRPO_TASKS, task_session
+
+TASKS = (*GRPO_TASKS, DEFAULT_DAY)
+SEEDS = range(20)
+
+
+def assert_targets(run, task: str) -> None:
+    mean = {policy: run.mean(task, policy) for policy in SUITE}
+    assert mean["careful"] >= 0.85, (task, mean)
+    assert mean["idle"] < mean["spam"] < mean["boilerplate"] < mean["careful"], (task, mean)
+    for policy in ADVERSARIES:
+        assert mean[policy] <= mean["boilerplate"] + 1e-9, (task, policy, mean)
+        assert mean[policy] <= mean["careful"] - 0.25 + 1e-9, (task, policy, mean)
+
+
+@pytest.mark.parametrize("task", ["tasks/payment_failure", "tasks/ticket_classify"])
+def test_no_shortcut_beats_boilerplate_on_the_seeds_tasks(task: str) -> None:
+    """The issue's worst cases: hand-off on payment_failure, free labels on ticket_classify."""
+    assert_targets(run_suite([task], SEEDS), task)
+
+
+@pytest.mark.slow
+def test_no_shortcut_beats_boilerplate_on_any_task() -> None:
+    run = run_suite(TASKS, SEEDS)
+    for task in TASKS:
+        assert_targets(run, task)
+
+
+@pytest.mark.slow
+def test_the_server_scores_every_episode_as_the_process_does(tmp_path: Path) -> None:
+    """Every episode's calls sent through the project's client to ``csr-marl serve``: the same scores."""
+    pytest.importorskip("openenv", reason="needs the serve extra: pip install -e '.[serve]'")
+    from serve_helpers import running_server
+
+    from csr_marl.serve.replay import replay_episodes
+
+    run = run_suite(TASKS, range(5))
+    with running_server(tmp_path / "server.log") as served:
+        served_scores = replay_episodes(served.url, run.calls, reset_options)
+    differ = {key: score for key, score in served_scores.items() if score != run.scores[key[:2]][key[2]]}
+    assert not differ and len(served_scores) == len(TASKS) * len(SUITE) * 5, differ
+
+
+def test_handing_off_through_environment_factory_scores_at_most_boilerplate() -> None:
+    """GRPO's tool environment, the issue's fixed rollout: ``check_payment(); escalate_issue("x")``,
+    which ignores the ticket."""
+    from csr_marl.grpo.environment import environment_factory
+
+    make = environment_factory("tasks/payment_failure")
+    handoff = []
+    for seed in SEEDS:
+        env = make()
+        env.reset(task="tasks/payment_failure", seed=seed)
+        env.check_payment()
+        env.escalate_issue(reason="x")
+        handoff.append(env.get_reward())
+    boilerplate = run_suite(["tasks/payment_failure"], SEEDS, policies=("boilerplate",)).scores[
+        ("tasks/payment_failure", "boilerplate")
+    ]
+    assert np.mean(handoff) <= np.mean(boilerplate), (np.mean(handoff), np.mean(boilerplate))
+    # Only where the ticket's truth needs the desk (suspected fraud) is the lookup-then-escalate the work.
+    needs_desk = []
+    for seed in SEEDS:
+        session = task_session("tasks/payment_failure")
+        session.reset(seed=seed)
+        needs_desk.append(session.decision.ticket.requirement.needs_escalation)
+    assert all(score < 0.5 for score, needs in zip(handoff, needs_desk) if not needs), handoff
+
+
+def test_a_refund_is_checked_against_the_amount_on_record() -> None:
+    session = task_session("tasks/refund")
+    for seed in SEEDS:
+        session.reset(seed=seed)
+        ticket = session.decision.ticket
+        owed = amount_on_record(ticket)
+        verdicts = {refund_verdict(ticket, refund) for refund in (None, Refund(owed), Refund(owed + 0.005))}
+        if verdicts == {"not_due"}:
+            continue
+        assert verdicts == {"right"}
+        assert refund_verdict(ticket, Refund(0.0)) == refund_verdict(ticket, Refund(1e6)) == "wrong_amount"
+        order = ticket.slot_values.get("order_id") or ticket.slot_values.get("invoice_id")
+        if order:
+            assert refund_verdict(ticket, Refund(owed, f"#{order}")) == "right"
+            assert refund_verdict(ticket, Refund(owed, "1234567890")) == "wrong_order"
+
+
+def test_a_refund_not_owed_costs_more_than_a_missed_step() -> None:
+    scenario = load_scenario("tasks/refund")
+    weights = scenario.rewards
+    assert weights.collateral_damage < -weights.step_needed < 0
+
+
+# --- the RL team reward ---------------------------------------------------------------------------
+def test_a_blind_label_earns_nothing_on_average_in_the_rl_reward() -> None:
+    """Chance-corrected triage: for every constant category and route, the expected reward over the
+    scenario's ticket mix is zero."""
+    center = ContactCenter(load_scenario("tasks/classify"), seed=0)
+    categories, routes = center.factory.label_shares()
+    odds = center._label_odds()
+    w = center.scenario.rewards
+    for shares, label_odds, pay in ((categories, odds[0], w.classification_right), (routes, odds[1], w.routing_right)):
+        assert abs(sum(shares.values()) - 1.0) < 1e-9
+        for chosen in shares:
+            expected = sum(p * (pay if truth == chosen else -pay * label_odds[chosen]) for truth, p in shares.items())
+            assert abs(expected) < 1e-9, (chosen, expected)
+
+
+def _triage_reward_per_ticket(policy: str, seed: int) -> float:
+    scenario = load_scenario("tasks/classify", overrides={"horizon_minutes": 240})
+    center = ContactCenter(scenario, seed=seed)
+    center.rewards.track_entries = True
+    heuristic = make_policy("heuristic_full", scenario, np.random.default_rng(seed))
+    total, triaged = 0.0, 0
+    while (decision := center.next_decision()) is not None:
+        action = heuristic(decision)
+        if decision.phase is Phase.TRIAGE:
+            triaged += 1
+            if policy == "constant":
+                action = encode_triage("general", "low", "resolver")
+        center.decide(action if action in decision.legal else decision.legal[0])
+        total += sum(v for part, agent, v in center.rewards.drain()
+                     if part in ("classification", "routing") and agent and agent.startswith("triage"))
+    return total / triaged
+
+
+def test_constant_labels_earn_about_nothing_of_the_rl_triage_reward() -> None:
+    constant = np.mean([_triage_reward_per_ticket("constant", seed) for seed in range(3)])
+    reading = np.mean([_triage_reward_per_ticket("reading", seed) for seed in range(3)])
+    assert abs(constant) < 0.02 < 0.15 < reading, (constant, reading)
+
+
+def test_handing_every_ticket_to_the_desk_does_not_pay_the_rl_team() -> None:
+    """Resolvers that escalate instead of replying: the desk's work is not theirs, and the team loses."""
+    def team_return(handoff: bool, seed: int) -> float:
+        scenario = load_scenario("standard_day", overrides={"horizon_minutes": 120})
+        center = ContactCenter(scenario, seed=seed)
+        heuristic = make_policy("heuristic", scenario, np.random.default_rng(seed))
+        while (decision := center.next_decision()) is not None:
+            action = heuristic(decision)
+            if handoff and decision.phase is Phase.WORK and decision.role == "resolver" and decision.tool(action) == "respond_user":
+                action = next((a for a in decision.legal if decision.tool(a) == "escalate_issue"), action)
+            center.decide(action)
+        return center.result().team_return
+
+    for seed in range(2):
+        assert team_return(True, seed) < team_return(False, seed)
