@@ -8,6 +8,7 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -94,6 +95,71 @@ def test_half_sent_requests_are_closed_and_health_still_answers(server: Served) 
             sock.close()
     lines = [line for line in server.log.read_text().splitlines() if "closed" in line]
     assert len(lines) <= 4, lines  # one line per condition, not one per socket
+
+
+def test_a_slowloris_from_another_address_is_shed_while_this_one_is_answered(server: Served) -> None:
+    """40 half-sent sockets from 127.0.0.2, another client with its own cap of 8, as an attacker on
+    another machine would be: every one is closed by the server (past the cap unread, after a hold),
+    and 127.0.0.1 is answered meanwhile. Bounded: 40 sockets, loopback only, a few seconds."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.2", 0))
+        except OSError as exc:  # e.g. macOS configures only 127.0.0.1
+            pytest.skip(f"no second loopback address here: {exc}")
+    port = int(server.url.rsplit(":", 1)[1])
+    sockets = []
+    try:
+        for _ in range(40):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=("127.0.0.2", 0))
+            sockets.append(sock)
+            try:
+                sock.sendall(b"GET /health HTT")
+            except (ConnectionResetError, BrokenPipeError):
+                pass
+        started = time.monotonic()
+        assert request(f"{server.url}/health", headers=_auth(), timeout=10)[0] == 200  # no wait for the attacker's sockets
+        assert time.monotonic() - started < 2.0
+        deadline = time.monotonic() + 15
+        for sock in sockets:  # the cap's 8 after the 1 s read deadline, the rest after the hold
+            sock.settimeout(max(0.1, deadline - time.monotonic()))
+            assert _closed_by_server(sock)
+    finally:
+        for sock in sockets:
+            sock.close()
+    assert request(f"{server.url}/health", headers=_auth(), timeout=10)[0] == 200
+
+
+def test_an_address_at_its_cap_gives_way_once_per_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flood from one address churns one stalled connection per interval; the rest are refused at once."""
+    from csr_marl.serve import connections
+
+    clock = [100.0]
+    monkeypatch.setattr(connections, "time", SimpleNamespace(monotonic=lambda: clock[0]))  # this module's clock only
+
+    class Stalled:  # a connection that has sent half a request
+        heard, opened, closed = True, 0.0, False
+
+        def __init__(self) -> None:
+            self.transport = self
+
+        def is_closing(self) -> bool:
+            return self.closed
+
+        def reading_request(self) -> bool:
+            return True
+
+        def close(self, why: str) -> None:
+            self.closed = True
+
+    book = connections.ConnectionBook(2)
+    first, second, third = Stalled(), Stalled(), Stalled()
+    assert book.admit(first, "127.0.0.2") and book.admit(second, "127.0.0.2")
+    assert book.admit(third, "127.0.0.2") and first.closed  # the oldest stalled one gave way
+    assert not book.admit(Stalled(), "127.0.0.2")  # within the interval: refused, nothing closed
+    assert not second.closed
+    assert book.admit(Stalled(), "127.0.0.1")  # another address has its own cap
+    clock[0] += connections.GIVE_WAY_SECONDS
+    assert book.admit(Stalled(), "127.0.0.2") and second.closed
 
 
 def _closed_by_server(sock: socket.socket) -> bool:

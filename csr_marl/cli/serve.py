@@ -52,7 +52,7 @@ def serve_command(
         False, "--rate-loopback", help="Rate-limit clients on this machine too (127.0.0.1, ::1; by default they are the operator's).",
     ),
     max_connections_per_client: int = typer.Option(
-        32, "--max-connections-per-client", help="Open connections per client address (behind a proxy: the proxy's); 0: no cap.",
+        32, "--max-connections-per-client", help="Open connections per client socket address, loopback ones too (behind a proxy: the proxy's); 0: no cap.",
     ),
     request_read_seconds: float = typer.Option(
         10.0, "--request-read-seconds", help="A request's headers and body must arrive within this many seconds.",

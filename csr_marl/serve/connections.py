@@ -5,7 +5,14 @@ address, and logs that say a condition once instead of a traceback per socket.
   arrive within ``request_read_seconds`` of the connection opening or of the previous response, else
   the connection is closed (a half-sent request holds a socket for seconds, not forever); and an
   address with ``max_connections_per_client`` open connections gets a new one only by giving up its
-  oldest connection that has not sent a whole request (else the new one is closed at once).
+  oldest connection that has not sent a whole request (else the new one is closed at once), and then
+  none for :data:`GIVE_WAY_SECONDS`. A connection the cap refuses gets none of uvicorn's
+  per-connection setup, parsing, timer or log record: it is held unread for
+  :data:`HOLD_REFUSED_SECONDS` and then closed (at most :data:`MAX_HELD_REFUSED` held in all; past that,
+  closed at once), so a slowloris that reopens what is closed reopens about its socket count a second,
+  not as many as the machine can make.
+  The cap counts the socket's own peer address (every address, loopback ones included: only the
+  rate limit exempts clients on this machine), not ``X-Forwarded-For``.
 - :class:`OncePerInterval`: a logging filter that lets one record per message through per interval,
   without its traceback, counting what it held back ("Too many open files" under a flood).
 """
@@ -15,14 +22,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from typing import ClassVar
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.utils import get_remote_addr
 
 log = logging.getLogger("csr_marl.serve")
 SILENT_GRACE_SECONDS = 2.0  # a new connection that has sent nothing yet is not evicted before this
+GIVE_WAY_SECONDS = 0.2  # after an address at its cap gives up a stalled connection, it gives up no other for this long
+HOLD_REFUSED_SECONDS = 1.0  # a refused connection is held this long, unread, before it is closed
+MAX_HELD_REFUSED = 4_096  # refused connections held at once (one open file each); past this, closed at once
 
 
 class ConnectionBook:
@@ -31,26 +42,53 @@ class ConnectionBook:
     def __init__(self, per_client: int) -> None:
         self.per_client = per_client
         self.open: dict[str, list["GuardedH11Protocol"]] = defaultdict(list)
+        self.gave_way: dict[str, float] = {}  # when each address at its cap last gave up a stalled connection
+        self.held: deque[tuple[float, asyncio.Transport]] = deque()  # refused connections, to close when due
+        self._sweep: asyncio.TimerHandle | None = None
 
     def admit(self, protocol: "GuardedH11Protocol", address: str) -> bool:
         """Record ``protocol``; past the cap, close the address's oldest stalled request, or refuse.
 
         Stalled: part of a request came and the rest did not, or nothing came for
         :data:`SILENT_GRACE_SECONDS`. A connection that has just opened is given that long to speak.
+        An address that gave one up less than :data:`GIVE_WAY_SECONDS` ago is refused at once: a
+        flood from one address churns at most one of its stalled connections per interval, and every
+        other new connection from it costs a dictionary look-up.
         """
         if not self.per_client:
             return True  # no cap: nothing to count
         mine = self.open[address]
+        now = time.monotonic()
+        if len(mine) >= self.per_client and now - self.gave_way.get(address, -GIVE_WAY_SECONDS) < GIVE_WAY_SECONDS:
+            return False
         mine[:] = [p for p in mine if not p.transport.is_closing()]
         if len(mine) >= self.per_client:
-            now = time.monotonic()
             stalled = next((p for p in mine if p.reading_request() and (p.heard or now - p.opened > SILENT_GRACE_SECONDS)), None)
             if stalled is None:
                 return False
             stalled.close("the address's connection cap")
             mine.remove(stalled)
+            self.gave_way[address] = now
         mine.append(protocol)
         return True
+
+    def refuse(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        """Close a connection the cap refused: unread, after :data:`HOLD_REFUSED_SECONDS` (now if too many wait)."""
+        if len(self.held) >= MAX_HELD_REFUSED:
+            transport.close()
+            return
+        transport.pause_reading()  # nothing it sends is read or parsed
+        self.held.append((time.monotonic() + HOLD_REFUSED_SECONDS, transport))
+        if self._sweep is None:
+            self._sweep = loop.call_later(HOLD_REFUSED_SECONDS, self._close_due, loop)
+
+    def _close_due(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._sweep = None
+        now = time.monotonic()
+        while self.held and self.held[0][0] <= now:
+            self.held.popleft()[1].close()
+        if self.held:
+            self._sweep = loop.call_later(self.held[0][0] - now, self._close_due, loop)
 
     def forget(self, protocol: "GuardedH11Protocol", address: str) -> None:
         mine = self.open.get(address)
@@ -59,6 +97,7 @@ class ConnectionBook:
                 mine.remove(protocol)
             if not mine:
                 del self.open[address]
+                self.gave_way.pop(address, None)
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -73,19 +112,24 @@ class GuardedH11Protocol(H11Protocol):
     _address: str | None = None
     heard = False  # part of the current request has come
     opened = 0.0
+    refused = False  # closed by the cap as it opened: uvicorn never saw it
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self.opened = time.monotonic()
-        super().connection_made(transport)
-        self._address = self.client[0] if self.client else None
-        if self._address is not None and not self.book.admit(self, self._address):
-            self._address = None
+        peer = get_remote_addr(transport)
+        address = peer[0] if peer else None
+        if address is not None and not self.book.admit(self, address):
+            self.refused = True  # before uvicorn's setup: no flow control, no entry in its connections, no timer
+            self.book.refuse(transport, self.loop)
             note("closed new connections past the per-address connection cap")
-            transport.close()
             return
+        super().connection_made(transport)
+        self._address = address
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.refused:
+            return
         self._disarm()
         if self._address is not None:
             self.book.forget(self, self._address)
@@ -149,13 +193,20 @@ class OncePerInterval(logging.Filter):
         self.seconds = seconds
         self._seen: dict[str, tuple[float, int]] = {}
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        key = f"{record.name}:{record.msg}"
-        now = time.monotonic()
+    def held_back(self, key: str, now: float) -> bool:
+        """Whether a record under ``key`` falls within its interval (then it is counted, not let through)."""
         last, held = self._seen.get(key, (-float("inf"), 0))
         if now - last < self.seconds:
             self._seen[key] = (last, held + 1)
+            return True
+        return False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = f"{record.name}:{record.msg}"
+        now = time.monotonic()
+        if self.held_back(key, now):
             return False
+        last, held = self._seen.get(key, (-float("inf"), 0))
         if len(self._seen) > 1_000:
             self._seen.clear()
         self._seen[key] = (now, 0)
@@ -172,6 +223,8 @@ _notes = OncePerInterval()
 
 def note(message: str) -> None:
     """Log a connection condition at warning level, at most once per interval."""
+    if _notes.held_back(f"{log.name}:{message}", time.monotonic()):
+        return  # counted without building a record: this runs once per refused socket in a flood
     record = log.makeRecord(log.name, logging.WARNING, __file__, 0, message, (), None)
     if _notes.filter(record):
         log.handle(record)
