@@ -11,7 +11,8 @@ from csr_marl.analysis import servers_for_service_level
 from csr_marl.analysis.intervals import iterative_headcount, service_level_given_counts, sipp_headcounts
 from csr_marl.whatif import StudyError, parse_targets, search_staffing
 from csr_marl.whatif.interval_runs import interval_arrival_rates, scenario_with_plan
-from csr_marl.whatif.interval_staffing import plan_interval_staffing
+from csr_marl.whatif.executors import InlineExecutor
+from csr_marl.whatif.interval_staffing import measure_pilot, plan_interval_staffing
 
 # 90 Erlangs: 3,600 contacts an hour, 1.5-minute exponential handle time, 80% answered within 20 s.
 NINETY = {
@@ -126,3 +127,16 @@ def test_staff_by_interval_command(tmp_path) -> None:
     assert chart.read_bytes()[:4] == b"\x89PNG"
     bad = runner.invoke(app, ["staff", "validation/mmc", "--by-interval", "--target", "p_wait<=0.2"])
     assert bad.exit_code == 2 and 'service_level>=0.8' in bad.output
+
+
+def test_pilot_handle_time_and_offered_load_carry_no_end_of_day_bias() -> None:
+    # 10-minute exponential calls, 50 Erlangs, a 4-hour day that ends with ~50 calls in service. Counting
+    # those as whole services put the mean ~10 standard errors low (9.54); completed services only do not.
+    overrides = {"handle_times.tools.respond_user.mean_minutes": 10, "arrivals.rate_per_hour": 300,
+                 "horizon_minutes": 240, "warmup_minutes": 0, "staffing.resolver": 30}
+    base = csr_marl.load_scenario("validation/mmc", overrides)
+    pilots = [measure_pilot(base, ["resolver"], "expert", seed, InlineExecutor(), replications=1)["resolver"]
+              for seed in range(60)]
+    for values, truth in ((np.array([p[0] for p in pilots]), 10.0), (np.array([p[1] for p in pilots]), 50.0)):
+        standard_error = values.std(ddof=1) / np.sqrt(values.size)
+        assert abs(values.mean() - truth) <= standard_error

@@ -63,7 +63,8 @@ class KpiAccumulator:
         # Every entry into a queue after the warm-up (revisits and contacts arriving before it too),
         # and every service whose busy time counts: the offered load's numerator and its unit.
         self.entries = dict.fromkeys(QUEUES, 0)
-        self.services = dict.fromkeys(ROLES, 0)
+        self.services = dict.fromkeys(ROLES, 0)  # completed services (see unfinished_span)
+        self.unfinished = dict.fromkeys(ROLES, 0)  # services cut off by the end of the episode
         self.headline_queue = headline_queue
         # KPIs a driver adds to the summary (the environments: illegal_actions, illegal_action_share).
         self.extra: dict[str, float] = {}
@@ -222,6 +223,15 @@ class KpiAccumulator:
         else:
             self.intervals.busy_span(role, start, until, off_shift)
 
+    def unfinished_span(self, role: str, start: float, until: float, off_shift: float = 0.0) -> None:
+        """A service still under way when the episode ended: its minutes are busy time, but it is no
+        completed service. Mean handle time is then busy minutes per *completed* service, the
+        censoring-aware estimate (exact in expectation for exponential handle times): counting a cut-off
+        service as a whole one biases the mean low by the share of services cut off at the end."""
+        self.busy_span(role, start, until, off_shift)
+        self.services[role] -= 1
+        self.unfinished[role] += 1
+
     # --- results ----------------------------------------------------------------------------------
     def total(self, name: str) -> int:
         return sum(self.counts[name])
@@ -282,7 +292,7 @@ class KpiAccumulator:
         """Erlangs offered to ``role``: its mean busy time per service x entries into its queue, per
         measured minute. Unlike busy time (the *carried* load), it does not shrink when staff are too
         few to serve everybody or customers hang up first, so it sizes staffing from any start."""
-        entries, services = self.entries[role], self.services[role]
+        entries, services = self.entries[role], self.services[role] or self.unfinished[role]
         if not services:
             return 0.0 if not entries else math.nan
         return self.busy[role] / services * entries / self.window_minutes

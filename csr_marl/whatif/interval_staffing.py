@@ -133,13 +133,11 @@ def plan_interval_staffing(
     sample_minutes = [s + (j + 0.5) * step for s in starts for j in range(SAMPLES_PER_INTERVAL) if s + (j + 0.5) * step < base.horizon_minutes]
     notes: list[str] = []
     with executor_scope(executor, workers) as pool:
-        flat = {role: [max(base.staffing.peak(role), 1)] * len(starts) for role in roles}
-        pilot_plan = {role: [2 * n + 5 for n in counts] for role, counts in flat.items()}
-        pilot = run_interval_replications(scenario_with_plan(base, pilot_plan), policy, seed, PILOT_REPLICATIONS, pool)
-        service = {role: mean_service_minutes(pilot, role) for role in roles}
+        pilot = measure_pilot(base, roles, policy, seed, pool)
+        service = {role: pilot[role][0] for role in roles}
         sipp: dict[str, list[int]] = {}
         for role in roles:
-            load = float(np.nanmean([run.record[f"offered_load_{role}"] for run in pilot]))
+            load = pilot[role][1]
             if math.isnan(service[role]) or math.isnan(load) or load <= 0:
                 raise StudyError(f"--role {role}: the pilot saw no work for {role}s, nothing to staff")
             per_contact = load / mean_rate / service[role]  # the role's services per arriving contact
@@ -179,6 +177,23 @@ def plan_interval_staffing(
         base.name, policy, seed, target_service_level, threshold, width, starts, list(roles), rates, service,
         sipp, current, iterations, converged, checks[0], checks[1], notes,
     )
+
+
+def measure_pilot(base: Scenario, roles: Sequence[str], policy: str, seed: int, executor: Any,
+                  replications: int = PILOT_REPLICATIONS) -> dict[str, tuple[float, float]]:
+    """Each role's mean handle time (minutes) and offered load (Erlangs) from a generously staffed pilot.
+
+    Handle time is busy minutes per *completed* service: a service cut off by the end of the day adds
+    its minutes but no completion (see :meth:`csr_marl.sim.kpis.KpiAccumulator.unfinished_span`), so
+    the estimate carries no end-of-day censoring bias.
+    """
+    starts = interval_starts(base)
+    plan = {role: [2 * max(base.staffing.peak(role), 1) + 5] * len(starts) for role in roles}
+    runs = run_interval_replications(scenario_with_plan(base, plan), policy, seed, replications, executor)
+    return {
+        role: (mean_service_minutes(runs, role), float(np.nanmean([run.record[f"offered_load_{role}"] for run in runs])))
+        for role in roles
+    }
 
 
 def check_plan(scenario: Scenario, plan: Mapping[str, Sequence[int]], policy: str, seed: int, replications: int,
