@@ -12,7 +12,8 @@ from csr_marl.analysis.intervals import iterative_headcount, service_level_given
 from csr_marl.whatif import StudyError, parse_targets, search_staffing
 from csr_marl.whatif.interval_runs import interval_arrival_rates, scenario_with_plan
 from csr_marl.whatif.executors import InlineExecutor
-from csr_marl.whatif.interval_staffing import measure_pilot, plan_interval_staffing
+from csr_marl.whatif.interval_staffing import check_until_decided, measure_pilot, plan_interval_staffing
+from csr_marl.whatif.summary import estimates
 
 # 90 Erlangs: 3,600 contacts an hour, 1.5-minute exponential handle time, 80% answered within 20 s.
 NINETY = {
@@ -140,3 +141,25 @@ def test_pilot_handle_time_and_offered_load_carry_no_end_of_day_bias() -> None:
     for values, truth in ((np.array([p[0] for p in pilots]), 10.0), (np.array([p[1] for p in pilots]), 50.0)):
         standard_error = values.std(ddof=1) / np.sqrt(values.size)
         assert abs(values.mean() - truth) <= standard_error
+
+
+def test_interval_verdicts_are_sequential_and_undecided_at_the_cap() -> None:
+    # One 30-minute interval overstaffed (service level 1 in every run), one short (about 0.67 against 0.8).
+    base = csr_marl.load_scenario("validation/mmc", {"horizon_minutes": 60, "warmup_minutes": 0})
+    capped = check_until_decided(base, {"resolver": [12, 4]}, "expert", 0, ["resolver"], 0.8, 4, 8, InlineExecutor())
+    assert capped.replications == 8 and capped.verdicts(0.8) == ["undecided", "undecided"]
+    check = check_until_decided(base, {"resolver": [12, 4]}, "expert", 0, ["resolver"], 0.8, 4, 64, InlineExecutor())
+    assert check.replications == 32 and check.verdicts(0.8) == ["meets", "below"]
+    always, short = check.service_level("resolver")
+    # At 1 in all 32 runs: the exact interval [(0.025)^(1/32), 1], not [1, 1].
+    assert always.mean == 1.0 and always.low == pytest.approx(0.025 ** (1 / 32)) and always.high == 1.0
+    assert 0.0 <= short.low < short.mean < short.high < 0.8
+
+
+def test_a_share_at_zero_or_one_gets_an_exact_interval_and_cis_stay_in_zero_one() -> None:
+    ones = estimates([{"service_level": 1.0}] * 20, ["service_level"])["service_level"]
+    assert (ones.low, ones.high) == (pytest.approx(0.025 ** (1 / 20)), 1.0)
+    zeros = estimates([{"abandonment_rate": 0.0}] * 20, ["abandonment_rate"])["abandonment_rate"]
+    assert (zeros.low, zeros.high) == (0.0, pytest.approx(1 - 0.025 ** (1 / 20)))
+    wide = estimates([{"service_level": 0.9}, {"service_level": 1.0}], ["service_level"])["service_level"]
+    assert 0.0 <= wide.low and wide.high == 1.0  # the t interval (0.95 ± 0.64) clipped to [0, 1]

@@ -54,20 +54,26 @@ def _percent(value: float) -> str:
 
 
 def _short(estimate: Estimate) -> str:
+    """``0.76 [0.70, 0.82]``: the CI as its ends (a clipped CI of a share is not symmetric)."""
     if math.isnan(estimate.mean):
         return "–"
     if math.isnan(estimate.low):
         return f"{estimate.mean:.2f}"
-    return f"{estimate.mean:.2f} ±{estimate.half_width:.2f}"
+    return f"{estimate.mean:.2f} [{estimate.low:.2f}, {estimate.high:.2f}]"
+
+
+def verdict_cell(text: str, verdict: str) -> str:
+    """A table cell marked with its interval verdict: below in red, undecided in yellow."""
+    return {"below": f"[red]{text} below[/]", "undecided": f"[yellow]{text} undecided[/]"}.get(verdict, text)
 
 
 def plan_table(plan: IntervalPlan) -> Table:
     """Per interval: offered, SIPP and iterative headcount per role, and each plan's simulated SL."""
-    sipp_miss, iterative_miss = set(plan.sipp_misses), set(plan.iterative_misses)
+    verdicts = {"SIPP": plan.verdicts(plan.sipp_check), "iterative": plan.verdicts(plan.iterative_check)}
     table = Table(
         title=f"{plan.scenario} · policy={plan.policy} · target service level >= {plan.target:g} within "
-        f"{plan.threshold_minutes:g} min per {plan.interval_minutes}-min interval · mean ± 95% CI over "
-        f"{plan.iterative_check.replications} replications",
+        f"{plan.threshold_minutes:g} min per {plan.interval_minutes}-min interval · mean [95% CI] over "
+        f"{plan.sipp_check.replications} (SIPP) and {plan.iterative_check.replications} (iterative) replications",
         title_justify="left",
     )
     table.add_column("interval")
@@ -75,28 +81,32 @@ def plan_table(plan: IntervalPlan) -> Table:
     for role in plan.roles:
         table.add_column(f"{role} SIPP", justify="right")
         table.add_column(f"{role} iterative", justify="right")
-    table.add_column("SL with SIPP", justify="right")
-    table.add_column("SL iterative", justify="right")
+    table.add_column("SL with SIPP", justify="right", no_wrap=True)
+    table.add_column("SL iterative", justify="right", no_wrap=True)
     for k, start in enumerate(plan.starts):
         offered = plan.iterative_check.intervals[k]["offered"].mean
         cells = [clock(start), f"{offered:.1f}"]
         for role in plan.roles:
             cells += [str(plan.sipp[role][k]), str(plan.iterative[role][k])]
-        for check, missed in ((plan.sipp_check, sipp_miss), (plan.iterative_check, iterative_miss)):
+        for name, check in (("SIPP", plan.sipp_check), ("iterative", plan.iterative_check)):
             text = " / ".join(_short(check.service_level(role)[k]) for role in plan.roles)
-            cells.append(f"[red]{text} miss[/]" if k in missed else text)
+            cells.append(verdict_cell(text, verdicts[name][k]))
         table.add_row(*cells)
     return table
 
 
 def plan_summary(plan: IntervalPlan) -> list[str]:
-    """One line per plan: staff-hours and the intervals that miss the target."""
+    """One line per plan: staff-hours, the intervals below the target and those still undecided."""
     lines = []
     for name, counts, check in (("SIPP", plan.sipp, plan.sipp_check), ("iterative", plan.iterative, plan.iterative_check)):
         hours = sum(sum(c) for c in counts.values()) * plan.interval_minutes / 60.0
-        missed = plan.misses(check)
+        missed, open_ = plan.misses(check), plan.undecided(check)
         where = ", ".join(clock(plan.starts[k]) for k in missed) if missed else "none"
-        lines.append(f"{name}: {hours:g} staff-hours; intervals below target: {where}")
+        line = f"{name}: {hours:g} staff-hours; intervals below target: {where}"
+        if open_:
+            line += (f"; undecided after {check.replications} replications (CI straddles the target): "
+                     + ", ".join(clock(plan.starts[k]) for k in open_))
+        lines.append(line)
     return lines
 
 
@@ -175,6 +185,8 @@ def plan_payload(plan: IntervalPlan) -> dict[str, Any]:
         "starts": plan.starts, "roles": plan.roles, "mean_service_minutes": plan.mean_service,
         "sipp": plan.sipp, "iterative": plan.iterative, "iterations": plan.iterations, "converged": plan.converged,
         "sipp_misses": plan.sipp_misses, "iterative_misses": plan.iterative_misses,
+        "sipp_verdicts": plan.verdicts(plan.sipp_check), "iterative_verdicts": plan.verdicts(plan.iterative_check),
+        "sipp_replications": plan.sipp_check.replications, "iterative_replications": plan.iterative_check.replications,
         "sipp_check": check_estimates_payload(plan.sipp_check, names),
         "iterative_check": check_estimates_payload(plan.iterative_check, names),
         "notes": plan.notes,

@@ -29,12 +29,12 @@ from ..whatif.executors import executor_scope
 from ..whatif.grid import parse_values
 from ..whatif.interval_chart import plot_interval_chart
 from ..whatif.interval_runs import interval_starts, scenario_with_plan
-from ..whatif.interval_staffing import PlanCheck, check_plan, plan_interval_staffing
+from ..whatif.interval_staffing import PlanCheck, check_until_decided, plan_interval_staffing
 from ..whatif.schedule import Schedule, read_requirements, schedule_rows, shift_templates, solve_schedule
 from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.store import atomic_write
 from .common import check_output_folder, console, escape, friendly_errors, note, parse_sets, warn
-from .intervals import clock, interval_target, plan_rows, scenario_yaml, write_csv
+from .intervals import clock, interval_target, plan_rows, scenario_yaml, verdict_cell, write_csv
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
 
@@ -53,6 +53,7 @@ def schedule_command(
     interval: Optional[int] = typer.Option(None, "--interval", help="Interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
     policy: str = typer.Option(ANALYST_POLICY, "--policy", "-p", help="Built-in policy the staff follow."),
     replications: int = typer.Option(20, "--replications", "-r", help="Replications per simulation (requirements and the check)."),
+    max_replications: int = typer.Option(80, "--max-replications", help="The check doubles its replications up to here while an interval's CI straddles the target (then: undecided)."),
     sets: Optional[list[str]] = SETS,
     seed: Optional[int] = SEED,
     workers: Optional[int] = WORKERS,
@@ -84,14 +85,16 @@ def schedule_command(
         if given is None:
             say("sizing every interval with the iterative staffing algorithm (and SIPP beside it)")
             plan = plan_interval_staffing(base, target, chosen, policy=policy, seed=seed or 0,
-                                          replications=replications, executor=pool, report=say)
+                                          replications=replications, max_replications=max_replications,
+                                          executor=pool, report=say)
             need = plan.requirements(use)
             extra_rows = plan_rows(plan)
         else:
             need, extra_rows = {role: given[role] for role in chosen}, None
         schedule = solve_schedule(need, templates, width, mode="budget" if budget is not None else "cover", budget=budget)
         say(f"schedule {schedule.status.lower()}: {schedule.paid_hours():g} paid staff-hours; simulating it")
-        check = check_plan(base, schedule.coverage, policy, seed or 0, replications, executor=pool)
+        check = check_until_decided(base, schedule.coverage, policy, seed or 0, list(schedule.coverage), target,
+                                    replications, max(replications, max_replications), pool)
     out.mkdir(parents=True, exist_ok=True)
     scheduled = scenario_with_plan(base, schedule.coverage)
     written.append(str(write_csv(out / "schedule.csv", schedule_rows(schedule))))
@@ -142,12 +145,13 @@ def interval_rows(schedule: Schedule, check: PlanCheck, target: float) -> list[d
     rows = []
     for k, start in enumerate(schedule.starts):
         for role in schedule.coverage:
-            level = check.service_level(role)[k]
+            level, verdict = check.service_level(role)[k], check.verdicts(target, [role])
             rows.append({
                 "start_minute": start, "role": role, "required": schedule.requirements[role][k],
                 "scheduled": schedule.coverage[role][k], "offered": round(check.intervals[k]["offered"].mean, 3),
                 "service_level": _num(level.mean), "service_level_low": _num(level.low),
-                "service_level_high": _num(level.high), "meets_target": "" if math.isnan(level.mean) else level.mean >= target,
+                "service_level_high": _num(level.high), "replications": check.replications,
+                "verdict": "" if math.isnan(level.mean) else verdict[k],
             })
     return rows
 
@@ -167,13 +171,14 @@ def schedule_table(schedule: Schedule, check: PlanCheck, target: float, base: Sc
     for role in schedule.coverage:
         table.add_column(f"{role} need/on", justify="right")
         table.add_column(f"SL {role}", justify="right")
+    verdicts = {role: check.verdicts(target, [role]) for role in schedule.coverage}
     for k, start in enumerate(schedule.starts):
         cells = [clock(start), f"{check.intervals[k]['offered'].mean:.1f}"]
         for role in schedule.coverage:
             level = check.service_level(role)[k]
             text = str(level) if not math.isnan(level.mean) else "–"
             cells += [f"{schedule.requirements[role][k]}/{schedule.coverage[role][k]}",
-                      f"[red]{text}[/]" if not math.isnan(level.mean) and level.mean < target else text]
+                      verdict_cell(text, verdicts[role][k])]
         table.add_row(*cells)
     return table
 

@@ -29,7 +29,7 @@ def staff_command(
     sets: Optional[list[str]] = SETS,
     seed: Optional[int] = SEED,
     min_replications: int = typer.Option(10, "--min-replications", help="Replications per headcount to start with (and per extra batch)."),
-    max_replications: int = typer.Option(60, "--max-replications", help="Stop adding replications here even if a CI still straddles a target."),
+    max_replications: int = typer.Option(60, "--max-replications", help="Stop adding replications here even if a CI still straddles a target (--by-interval: the cap of each plan's check; an interval still straddling it is undecided)."),
     max_headcount: Optional[int] = typer.Option(None, "--max-headcount", min=0, help="Largest headcount to try per role. \\[default: 3 x max(Erlang, current) + 10]"),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
     by_interval: bool = typer.Option(False, "--by-interval", help="A headcount per role per interval instead: SIPP beside the iterative staffing algorithm, both simulated (target: service_level>=X)."),
@@ -57,7 +57,8 @@ def staff_command(
         with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
             plan = plan_interval_staffing(
                 scenario, target, roles, policy=policy, seed=seed or 0, overrides=overrides,
-                replications=replications, max_iterations=max_iterations, executor=pool, report=note,
+                replications=replications, max_replications=max_replications, max_iterations=max_iterations,
+                executor=pool, report=note,
             )
         show_plan(plan, as_json, out, plot)
         return

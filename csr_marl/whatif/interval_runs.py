@@ -127,10 +127,11 @@ def run_interval_replication(task: IntervalTask) -> IntervalRun:
 
 def run_interval_replications(
     scenario: Scenario, policy: str, seed: int, replications: int, executor: Executor,
-    sample_minutes: Sequence[float] = (),
+    sample_minutes: Sequence[float] = (), first: int = 0,
 ) -> list[IntervalRun]:
-    """``replications`` runs of ``scenario`` in replication order (common random numbers by index)."""
-    tasks = [IntervalTask(scenario, policy, seed, r, tuple(sample_minutes)) for r in range(replications)]
+    """``replications`` runs of ``scenario`` in replication order from index ``first`` (common random
+    numbers by index, so a sequential study extends its runs without repeating any)."""
+    tasks = [IntervalTask(scenario, policy, seed, r, tuple(sample_minutes)) for r in range(first, first + replications)]
     futures = [executor.submit(run_interval_replication, task) for task in tasks]
     return [future.result() for future in futures]
 

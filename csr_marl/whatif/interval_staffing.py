@@ -14,7 +14,10 @@
    interval by more than one, or ``max_iterations``. Each step goes half-way to the rule's answer:
    the plain iteration can swing between an understaffed day (inflated counts) and a generous one.
 3. Both plans are simulated with the same customers (common random numbers) and each interval's
-   service level is reported with its 95% CI against the target.
+   service level is reported with its 95% CI against the target. The verdict per interval is
+   sequential: replications double (from ``replications`` up to ``max_replications``) until every
+   interval's CI lies on one side of the target; an interval whose CI still straddles it at the cap
+   is *undecided*, never a miss or a pass.
 
 The target is each planned role's own queue service level (answered within the scenario's threshold),
 the headline KPI for the resolvers.
@@ -64,6 +67,21 @@ class PlanCheck:
     def service_level(self, role: str) -> list[Estimate]:
         return [row[f"service_level_{role}"] for row in self.intervals]
 
+    def verdicts(self, target: float, roles: Sequence[str] | None = None) -> list[str]:
+        """Per interval: ``below`` when some role's whole service-level CI lies under ``target``,
+        ``meets`` when every role's lies at or above it, else ``undecided`` (at ``self.replications``)."""
+        out = []
+        for k in range(len(self.intervals)):
+            levels = [self.service_level(role)[k] for role in (roles or self.plan)]
+            levels = [e for e in levels if not math.isnan(e.mean)]
+            if any(e.high < target for e in levels):
+                out.append("below")
+            elif all(e.low >= target for e in levels):
+                out.append("meets")
+            else:
+                out.append("undecided")
+        return out
+
 
 @dataclass(frozen=True)
 class IntervalPlan:
@@ -85,12 +103,17 @@ class IntervalPlan:
     iterative_check: PlanCheck
     notes: list[str] = field(default_factory=list)
 
+    def verdicts(self, check: PlanCheck) -> list[str]:
+        """Per interval ``meets``, ``below`` or ``undecided`` (see :meth:`PlanCheck.verdicts`)."""
+        return check.verdicts(self.target, self.roles)
+
     def misses(self, check: PlanCheck) -> list[int]:
-        """Intervals where a planned role's simulated service level (its mean) falls short of the target."""
-        return sorted({
-            k for role in self.roles for k, estimate in enumerate(check.service_level(role))
-            if not math.isnan(estimate.mean) and estimate.mean < self.target
-        })
+        """Intervals where a planned role's simulated service level is below the target (its whole CI)."""
+        return [k for k, verdict in enumerate(self.verdicts(check)) if verdict == "below"]
+
+    def undecided(self, check: PlanCheck) -> list[int]:
+        """Intervals whose CI still straddles the target after ``check.replications`` replications."""
+        return [k for k, verdict in enumerate(self.verdicts(check)) if verdict == "undecided"]
 
     @property
     def sipp_misses(self) -> list[int]:
@@ -113,6 +136,7 @@ def plan_interval_staffing(
     seed: int = 0,
     overrides: Mapping[str, Any] | None = None,
     replications: int = 20,
+    max_replications: int | None = None,
     max_iterations: int = 8,
     executor: Any = None,
     workers: int | None = None,
@@ -168,11 +192,11 @@ def plan_interval_staffing(
             current = {role: [_halfway(old, new) for old, new in zip(current[role], rule[role])] for role in roles}
         else:
             notes.append(f"the iterative algorithm still moved after {max_iterations} iterations; the plan is its last")
-        checks = []
-        for plan in (sipp, current):
-            runs = run_interval_replications(scenario_with_plan(base, plan), policy, seed, replications, pool)
-            checks.append(_check_plan(plan, runs))
-        say("simulated both plans with the same customers")
+        cap = max(replications, max_replications or replications)
+        checks = [check_until_decided(base, plan, policy, seed, roles, target_service_level, replications, cap, pool)
+                  for plan in (sipp, current)]
+        say(f"simulated both plans with the same customers ({checks[0].replications} and "
+            f"{checks[1].replications} replications)")
     return IntervalPlan(
         base.name, policy, seed, target_service_level, threshold, width, starts, list(roles), rates, service,
         sipp, current, iterations, converged, checks[0], checks[1], notes,
@@ -196,12 +220,19 @@ def measure_pilot(base: Scenario, roles: Sequence[str], policy: str, seed: int, 
     }
 
 
-def check_plan(scenario: Scenario, plan: Mapping[str, Sequence[int]], policy: str, seed: int, replications: int,
-               executor: Any = None, workers: int | None = None) -> PlanCheck:
-    """Simulate ``scenario`` staffed by ``plan`` and estimate every interval KPI with its CI."""
-    with executor_scope(executor, workers) as pool:
-        runs = run_interval_replications(scenario_with_plan(scenario, plan), policy, seed, replications, pool)
-    return _check_plan({r: list(c) for r, c in plan.items()}, runs)
+def check_until_decided(base: Scenario, plan: Mapping[str, Sequence[int]], policy: str, seed: int,
+                        roles: Sequence[str], target: float, replications: int, cap: int, executor: Any) -> PlanCheck:
+    """Simulate ``plan``, doubling the replications (up to ``cap``) while some interval's service-level
+    CI for a role in ``roles`` straddles ``target``."""
+    scenario = scenario_with_plan(base, plan)
+    runs = run_interval_replications(scenario, policy, seed, replications, executor)
+    while True:
+        check = _check_plan({r: list(c) for r, c in plan.items()}, runs)
+        straddled = any(e.low < target <= e.high for role in roles for e in check.service_level(role))
+        if not straddled or len(runs) >= cap:
+            return check
+        runs += run_interval_replications(scenario, policy, seed, min(len(runs), cap - len(runs)), executor,
+                                          first=len(runs))
 
 
 def _check_plan(plan: Mapping[str, list[int]], runs: Sequence[IntervalRun]) -> PlanCheck:
