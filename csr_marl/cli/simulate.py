@@ -23,9 +23,10 @@ HEADLINE = (
     "in_system_at_end", "service_level", "asa_minutes", "wait_p90_minutes", "service_level_first_response",
     "abandonment_rate",
     "first_contact_resolution", "escalation_rate", "sla_attainment", "occupancy_triage",
-    "occupancy_resolver", "occupancy_escalation", "triage_accuracy", "reply_score_mean", "sentiment_mean",
-    "upset_rate",
+    "occupancy_resolver", "occupancy_escalation",
 )
+#: Columns of the team's own work, for RL and LLM studies (``--all``): what the decisions earned.
+LEARNING = ("triage_accuracy", "reply_score_mean", "sentiment_mean", "upset_rate")
 
 
 @friendly_errors
@@ -54,6 +55,7 @@ def simulate_command(
     log: Optional[Path] = typer.Option(None, "--log", help="Write a per-contact log (.csv or .jsonl); a new file."),
     force: bool = typer.Option(False, "--force", help="Replace the --log file if it exists."),
     interval: Optional[int] = typer.Option(None, "--interval", help="Interval KPIs every 15, 30 or 60 minutes (service_level.interval_minutes). \\[default: the scenario's, 30]"),
+    show_all: bool = typer.Option(False, "--all", help="Add the RL and LLM columns (triage accuracy, reply score, sentiment, upset rate, team return) to the KPI table."),
 ) -> None:
     """Run one episode with a built-in or trained policy and print the KPI table and the interval table."""
     overrides = parse_sets(sets)
@@ -77,13 +79,16 @@ def simulate_command(
         print_json(payload)
         return
     queue = scenario_headline_queue(scn)
-    rows = {queue_label(key, queue): result.kpis[key] for key in HEADLINE if not _nan(result.kpis.get(key))}
-    rows["team_return"] = result.team_return
+    shown = HEADLINE + LEARNING if show_all else HEADLINE
+    rows = {queue_label(key, queue): result.kpis[key] for key in shown if not _nan(result.kpis.get(key))}
+    if show_all:
+        rows["team_return"] = result.team_return
     threshold = scn.service_level.threshold_minutes
     title = with_overrides(f"{scn.name} · policy={policy} · seed={seed} · {scn.horizon_minutes:g} min", overrides)
     console.print(kpi_table(title, rows))
     definitions = kpi_definitions(queue, threshold)
-    print_definitions(("service_level", "asa_minutes", "service_level_first_response", "occupancy_<role>"), definitions)
+    defined = ("service_level", "asa_minutes", "service_level_first_response", "occupancy_<role>")
+    print_definitions(defined + (LEARNING + ("team_return",) if show_all else ()), definitions)
     console.print(f"[dim]KPIs count contacts arriving after the {scn.warmup_minutes:g}-minute warm-up.[/]")
     columns = {"offered": "offered", "resolved": "resolved", "abandoned": "abandoned",
                "service_level": "SL", "asa_minutes": "ASA", "sla_attainment": "SLA met"}
