@@ -40,3 +40,23 @@ def test_an_answer_below_the_offered_load_says_why() -> None:
     assert role.headcount < role.erlang.peak_load
     note = next(n for n in answer.notes if "below the peak offered load" in n)
     assert f"resolver={role.headcount}" in note and "sla_attainment counts only contacts" in note
+
+
+def test_a_scenario_carries_its_opening_time_and_tables_print_clock_times() -> None:
+    assert csr_marl.load_scenario("validation/mmc").opens_at == "00:00"
+    night = csr_marl.load_scenario("night_shift", {"opens_at": 1260})  # YAML 1.1 reads 21:00 as 1260
+    assert night.opens_at == "21:00" and night.clock(210) == "00:30"
+    shown = runner.invoke(app, ["simulate", "validation/mmc", "--set", "horizon_minutes=90", "--set", "opens_at=08:30"])
+    assert shown.exit_code == 0, shown.output
+    assert all(time in shown.output for time in ("08:30", "09:00", "09:30"))
+    bad = runner.invoke(app, ["simulate", "validation/mmc", "--set", "opens_at=25:00"])
+    assert bad.exit_code == 2 and "opens_at" in bad.output
+
+
+def test_schedule_rows_and_requirements_carry_clock_times() -> None:
+    from csr_marl.whatif.schedule import schedule_rows, shift_templates, solve_schedule
+
+    templates = shift_templates(starts=[0, 30], lengths=[60], breaks={}, width=30, horizon=90)
+    schedule = solve_schedule({"resolver": [1, 2, 1]}, templates, width=30)
+    rows = schedule_rows(schedule, "08:00")
+    assert [(r["start_time"], r["end_time"]) for r in rows] == [("08:00", "09:00"), ("08:30", "09:30")]

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from ..config.domain import ROLES
 from ..config.loading import scenarios_dir
-from ..config.scenario import Scenario
+from ..config.scenario import Scenario, clock_time
 from ..whatif.interval_staffing import IntervalPlan, PlanCheck
 from ..whatif.store import atomic_write
 from ..whatif.summary import Estimate
@@ -23,22 +23,16 @@ from ..whatif.targets import Target
 from .common import console, escape, print_json, warn
 
 
-def clock(minute: float) -> str:
-    """``495`` -> ``08:15`` (minutes from the start of the day)."""
-    minute = int(round(minute))
-    return f"{minute // 60:02d}:{minute % 60:02d}"
-
-
-def interval_table(rows: Sequence[Mapping[str, float]], roles: Sequence[str], title: str) -> Table:
+def interval_table(rows: Sequence[Mapping[str, float]], roles: Sequence[str], title: str, opens_at: str = "00:00") -> Table:
     """The compact per-interval table of one run (headline queue service level and ASA; on-shift
-    headcount and occupancy per staffed role, joined by slashes)."""
+    headcount and occupancy per staffed role, joined by slashes), intervals at clock times."""
     initials = "/".join(r[0] for r in roles)
     table = Table(title=title, title_justify="left")
     for header in ("time", "offered", "answered", "aband", "SL", "ASA", f"staff {initials}", f"occ% {initials}"):
         table.add_column(header, justify="left" if header == "time" else "right", no_wrap=True)
     for row in rows:
         table.add_row(
-            clock(row["start_minute"]), str(int(row["offered"])), str(int(row["answered_queue"])), str(int(row["abandoned"])),
+            clock_time(row["start_minute"], opens_at), str(int(row["offered"])), str(int(row["answered_queue"])), str(int(row["abandoned"])),
             _two(row["service_level"]), "–" if math.isnan(row["asa_minutes"]) else f"{row['asa_minutes']:.1f}",
             "/".join(f"{row[f'headcount_{r}']:.3g}" for r in roles), "/".join(_percent(row[f"occupancy_{r}"]) for r in roles),
         )
@@ -85,7 +79,7 @@ def plan_table(plan: IntervalPlan) -> Table:
     table.add_column("SL iterative", justify="right", no_wrap=True)
     for k, start in enumerate(plan.starts):
         offered = plan.iterative_check.intervals[k]["offered"].mean
-        cells = [clock(start), f"{offered:.1f}"]
+        cells = [clock_time(start, plan.opens_at), f"{offered:.1f}"]
         for role in plan.roles:
             cells += [str(plan.sipp[role][k]), str(plan.iterative[role][k])]
         for name, check in (("SIPP", plan.sipp_check), ("iterative", plan.iterative_check)):
@@ -101,11 +95,11 @@ def plan_summary(plan: IntervalPlan) -> list[str]:
     for name, counts, check in (("SIPP", plan.sipp, plan.sipp_check), ("iterative", plan.iterative, plan.iterative_check)):
         hours = sum(sum(c) for c in counts.values()) * plan.interval_minutes / 60.0
         missed, open_ = plan.misses(check), plan.undecided(check)
-        where = ", ".join(clock(plan.starts[k]) for k in missed) if missed else "none"
+        where = ", ".join(clock_time(plan.starts[k], plan.opens_at) for k in missed) if missed else "none"
         line = f"{name}: {hours:g} staff-hours; intervals below target: {where}"
         if open_:
             line += (f"; undecided after {check.replications} replications (CI straddles the target): "
-                     + ", ".join(clock(plan.starts[k]) for k in open_))
+                     + ", ".join(clock_time(plan.starts[k], plan.opens_at) for k in open_))
         lines.append(line)
     return lines
 
@@ -121,6 +115,7 @@ def plan_rows(plan: IntervalPlan) -> list[dict[str, Any]]:
                 "sipp": plan.sipp[role][k], "iterative": plan.iterative[role][k],
                 "service_level_sipp": _round(plan.sipp_check.service_level(role)[k].mean),
                 "service_level_iterative": _round(plan.iterative_check.service_level(role)[k].mean),
+                "start_time": clock_time(start, plan.opens_at),
             })
     return rows
 
@@ -173,7 +168,7 @@ def plan_chart(plan: IntervalPlan, path: Path) -> Path:
     title = (f"{plan.scenario} · {role}s · target {plan.target:g} within {plan.threshold_minutes:g} min · "
              f"mean and 95% CI over {plan.iterative_check.replications} replications")
     return plot_interval_chart(path, plan.starts, plan.interval_minutes, offered, capacity, levels, plan.target,
-                               title=title, service_label=f"service level, {role} queue")
+                               title=title, service_label=f"service level, {role} queue", opens_at=plan.opens_at)
 
 
 def plan_payload(plan: IntervalPlan) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from ..whatif.schedule import Schedule, read_requirements, schedule_rows, shift_
 from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.store import atomic_write
 from .common import check_output_folder, console, escape, friendly_errors, note, parse_sets, warn
-from .intervals import clock, interval_target, plan_rows, scenario_yaml, verdict_cell, write_csv
+from .intervals import interval_target, plan_rows, scenario_yaml, verdict_cell, write_csv
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
 
@@ -97,7 +97,7 @@ def schedule_command(
                                     replications, max(replications, max_replications), pool)
     out.mkdir(parents=True, exist_ok=True)
     scheduled = scenario_with_plan(base, schedule.coverage)
-    written.append(str(write_csv(out / "schedule.csv", schedule_rows(schedule))))
+    written.append(str(write_csv(out / "schedule.csv", schedule_rows(schedule, base.opens_at))))
     header = "Written by csr-marl schedule: the scenario staffed by the schedule (staffing.shifts)."
     written.append(str(atomic_write(out / "scenario.yaml", scenario_yaml(scheduled, f"{base.name}_schedule", [header]))))
     written.append(str(write_csv(out / "intervals.csv", interval_rows(schedule, check, target))))
@@ -173,7 +173,7 @@ def schedule_table(schedule: Schedule, check: PlanCheck, target: float, base: Sc
         table.add_column(f"SL {role}", justify="right")
     verdicts = {role: check.verdicts(target, [role]) for role in schedule.coverage}
     for k, start in enumerate(schedule.starts):
-        cells = [clock(start), f"{check.intervals[k]['offered'].mean:.1f}"]
+        cells = [base.clock(start), f"{check.intervals[k]['offered'].mean:.1f}"]
         for role in schedule.coverage:
             level = check.service_level(role)[k]
             text = str(level) if not math.isnan(level.mean) else "–"
@@ -197,5 +197,5 @@ def _chart(path: Path, base: Scenario, schedule: Schedule, check: PlanCheck, tar
     return plot_interval_chart(
         path, schedule.starts, schedule.width, offered, capacity, {"scheduled": check.service_level(role)}, target,
         title=f"{base.name} · {role}s · the schedule simulated, mean and 95% CI over {check.replications} replications",
-        service_label=f"service level, {role} queue",
+        service_label=f"service level, {role} queue", opens_at=base.opens_at,
     )

@@ -102,7 +102,8 @@ def simulate_command(
     console.print(by_priority)
     width = scn.service_level.interval_minutes
     console.print(interval_table(result.intervals, staffed_roles(result.intervals),
-                                 f"per {width}-minute interval · SL and ASA: the {scenario_headline_queue(scn)} queue"))
+                                 f"per {width}-minute interval · SL and ASA: the {scenario_headline_queue(scn)} queue",
+                                 scn.opens_at))
     abbreviations({
         "SLA": "the priority's service-level agreement: minutes from arrival to resolution (sla_minutes)",
         "SL": f"service level: share answered from the {queue} queue within {threshold:g} min",

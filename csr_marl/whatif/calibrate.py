@@ -8,9 +8,11 @@
 
 The log has one row per contact: ``arrival``, ``answered`` (empty when never answered), ``end``
 (closed, or hung up) and ``abandoned`` (1/0, true/false), and optionally ``day``, ``queue``,
-``category`` and ``tier``. Times are minutes from the start of the day, or ISO date-times (then the day
-is the date and minutes count from the earliest interval any contact arrives in). Contacts of several
-days are pooled: the arrival profile is the mean count per interval over days.
+``category`` and ``tier``. Times are minutes from the start of the day, or ISO date-times: then the day
+is the date, and each day's minutes count from its own opening, never another day's: the stated
+``opens_at`` (``HH:MM``), or else the start of the interval of that day's first arrival. The scenario
+opens at the stated time, or at the opening most days share (a note says when days differ). Contacts
+of several days are pooled: the arrival profile is the mean count per interval over days.
 
 Patience is censored: a customer who was answered after waiting ``w`` minutes would have waited at
 least ``w``. Abandoned contacts give the patience itself. The exponential MLE of the abandonment rate is
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..analysis.stats import proportion_ci
+from ..config.scenario import clock_minutes, clock_time
 from .errors import StudyError
 
 REQUIRED = ("arrival", "answered", "end", "abandoned")
@@ -47,6 +51,7 @@ class Contact:
     queue: str
     category: str | None
     tier: str | None
+    day_start: float = 0.0  # clock minute (after midnight) of this day's minute 0
 
 
 @dataclass(frozen=True)
@@ -118,10 +123,12 @@ class Calibration:
     category_mix: dict[str, Interval95]
     peak_in_service: int
     notes: list[str] = field(default_factory=list)
+    opens_at: str = "00:00"  # clock time of minute 0
 
 
-def read_contact_log(path: str | Path) -> list[Contact]:
-    """Read and check a contact log; :class:`StudyError` names the first bad line."""
+def read_contact_log(path: str | Path, interval_minutes: int = 30, opens_at: str | None = None) -> list[Contact]:
+    """Read and check a contact log; :class:`StudyError` names the first bad line. Date-times count from
+    each day's own opening (``opens_at``, or its first arrival's ``interval_minutes`` interval)."""
     file = Path(path)
     if not file.is_file():
         raise StudyError(f"{file}: file not found")
@@ -152,11 +159,22 @@ def read_contact_log(path: str | Path) -> list[Contact]:
             row.get("day") or day, arrival, answered, end, abandoned, (row.get("queue") or "resolver").strip(),
             (row.get("category") or "").strip() or None, (row.get("tier") or "").strip() or None,
         ))
-    if stamped:  # minutes from the earliest minute of the day any contact arrives
-        first = min(c.arrival for c in contacts)
-        contacts = [Contact(c.day, c.arrival - first, None if c.answered is None else c.answered - first, c.end - first,
-                            c.abandoned, c.queue, c.category, c.tier) for c in contacts]
+    if stamped:
+        contacts = _from_each_days_opening(contacts, interval_minutes, opens_at, file.name)
     return contacts
+
+
+def _from_each_days_opening(contacts: list[Contact], width: int, opens_at: str | None, name: str) -> list[Contact]:
+    """Minutes after midnight -> minutes from each day's own opening (see the module docstring)."""
+    stated = None if opens_at is None else clock_minutes(opens_at)
+    starts = {}
+    for day in {c.day for c in contacts}:
+        first = min(c.arrival for c in contacts if c.day == day)
+        if stated is not None and first < stated:
+            raise StudyError(f"{name}: a contact on {day} arrives at {clock_time(first)}, before the opening time {opens_at}")
+        starts[day] = float(stated if stated is not None else width * math.floor(first / width))
+    return [Contact(c.day, c.arrival - starts[c.day], None if c.answered is None else c.answered - starts[c.day],
+                    c.end - starts[c.day], c.abandoned, c.queue, c.category, c.tier, starts[c.day]) for c in contacts]
 
 
 def _is_timestamp(text: str) -> bool:
@@ -195,20 +213,40 @@ def calibrate(contacts: Sequence[Contact], interval_minutes: int = 30, horizon_m
         if c.arrival < horizon:
             counts[min(int(c.arrival // width), n - 1)] += 1
     per_hour = 60.0 / width / len(days)
-    rates = [
-        Interval95(k * per_hour, max(0.0, k - Z95 * math.sqrt(k)) * per_hour, (k + Z95 * math.sqrt(max(k, 1.0))) * per_hour)
-        for k in counts
-    ]
+    rates = [Interval95(k * per_hour, *(end * per_hour for end in poisson_ci(int(k)))) for k in counts]
     handle = {}
     for queue in sorted({c.queue for c in contacts}):
         times = [c.end - c.answered for c in contacts if c.queue == queue and c.answered is not None and c.end > c.answered]
         if len(times) >= 10:
             handle[queue] = fit_handle_times(queue, np.array(times))
     notes = [] if handle else ["fewer than 10 answered contacts per queue: no handle-time fit"]
+    opening, note = _opening(contacts)
+    notes += [note] if note else []
     return Calibration(
         len(days), len(contacts), interval_minutes, 0.0, horizon, rates, handle, fit_patience(contacts),
         _mix([c.tier for c in contacts]), _mix([c.category for c in contacts]), _peak_in_service(contacts), notes,
+        clock_time(opening),
     )
+
+
+def _opening(contacts: Sequence[Contact]) -> tuple[float, str | None]:
+    """The opening most days share (the earliest among ties), and a note when days open at different times."""
+    per_day = {c.day: c.day_start for c in contacts}
+    tally = Counter(per_day.values())
+    opening = min(tally, key=lambda start: (-tally[start], start))
+    if len(tally) == 1:
+        return opening, None
+    spread = ", ".join(f"{clock_time(start)} on {n} day(s)" for start, n in sorted(tally.items()))
+    return opening, (f"days open at different times ({spread}); each day counts from its own opening, "
+                     f"the scenario opens at {clock_time(opening)} (state one with --opens-at)")
+
+
+def poisson_ci(count: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Exact (Garwood) interval for a Poisson mean from one ``count``: chi-square quantiles, [0, ...] at 0."""
+    chi2 = _scipy_stats().chi2
+    tail = (1.0 - confidence) / 2.0
+    low = 0.0 if count == 0 else float(chi2.ppf(tail, 2 * count)) / 2.0
+    return low, float(chi2.ppf(1.0 - tail, 2 * count + 2)) / 2.0
 
 
 def fit_handle_times(queue: str, times: np.ndarray) -> HandleFit:
@@ -323,7 +361,7 @@ def calibration_overrides(cal: Calibration, queue: str | None = None) -> dict[st
     if not any(rate for _, rate in profile):
         raise StudyError("no contacts arrive in any interval: nothing to calibrate")
     overrides: dict[str, Any] = {
-        "horizon_minutes": cal.horizon_minutes, "warmup_minutes": 0,
+        "horizon_minutes": cal.horizon_minutes, "warmup_minutes": 0, "opens_at": cal.opens_at,
         "arrivals": {"profile": profile},
         "service_level.interval_minutes": width,
     }
@@ -347,12 +385,37 @@ def calibration_overrides(cal: Calibration, queue: str | None = None) -> dict[st
     return overrides
 
 
+def calibration_payload(cal: Calibration) -> dict[str, Any]:
+    """The estimates as strict JSON, each with its 95% CI: per-interval arrival rates (exact Poisson),
+    handle-time means, patience and mixes."""
+    def ci(e: Interval95 | None) -> dict[str, float] | None:
+        return None if e is None else {"value": e.value, "low": e.low, "high": e.high}
+
+    p = cal.patience
+    return {
+        "days": cal.days, "contacts": cal.contacts, "opens_at": cal.opens_at, "interval_minutes": cal.interval_minutes,
+        "horizon_minutes": cal.horizon_minutes,
+        "arrival_rates_per_hour": [
+            {"start_minute": k * cal.interval_minutes, "start_time": clock_time(k * cal.interval_minutes, cal.opens_at), **ci(r)}
+            for k, r in enumerate(cal.arrival_rates)
+        ],
+        "handle": {q: {"dist": f.dist, "n": f.n, "mean_minutes": ci(f.mean), "cv": f.cv, "aic": f.aic,
+                       "ks_statistic": f.ks_statistic, "ks_p_value": f.ks_p_value} for q, f in cal.handle.items()},
+        "patience": {"abandoned": p.abandoned, "waited": p.waited, "mean_exponential_minutes": ci(p.mean_exponential),
+                     "kaplan_meier_median_minutes": p.km_median},
+        "tier_mix": {k: ci(v) for k, v in cal.tier_mix.items()},
+        "category_mix": {k: ci(v) for k, v in cal.category_mix.items()},
+        "peak_in_service": cal.peak_in_service, "notes": cal.notes,
+    }
+
+
 def calibration_report(cal: Calibration) -> list[str]:
     """What was estimated, one line each, with 95% CIs (printed by the CLI, written beside the scenario)."""
     lines = [f"{cal.contacts} contacts over {cal.days} day(s), {cal.interval_minutes}-minute intervals, "
              f"{cal.horizon_minutes:g} minutes a day"]
-    rates = ", ".join(f"{r.value:.1f}" for r in cal.arrival_rates)
-    lines.append(f"arrivals per hour by interval: {rates}")
+    rates = ", ".join(f"{clock_time(k * cal.interval_minutes, cal.opens_at)} {r.value:.1f} [{r.low:.1f}, {r.high:.1f}]"
+                      for k, r in enumerate(cal.arrival_rates))
+    lines.append(f"day opens at {cal.opens_at}; arrivals per hour by interval, mean [95% CI, exact Poisson]: {rates}")
     for fit in cal.handle.values():
         lines.append(f"handle time {fit.queue}: mean {fit.mean} min, cv {fit.cv:.3f}")
         lines.append("goodness of fit " + fit.goodness_of_fit())

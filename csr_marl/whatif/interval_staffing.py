@@ -102,6 +102,7 @@ class IntervalPlan:
     sipp_check: PlanCheck
     iterative_check: PlanCheck
     notes: list[str] = field(default_factory=list)
+    opens_at: str = "00:00"  # the scenario's clock time of minute 0
 
     def verdicts(self, check: PlanCheck) -> list[str]:
         """Per interval ``meets``, ``below`` or ``undecided`` (see :meth:`PlanCheck.verdicts`)."""
@@ -199,7 +200,7 @@ def plan_interval_staffing(
             f"{checks[1].replications} replications)")
     return IntervalPlan(
         base.name, policy, seed, target_service_level, threshold, width, starts, list(roles), rates, service,
-        sipp, current, iterations, converged, checks[0], checks[1], notes,
+        sipp, current, iterations, converged, checks[0], checks[1], notes, base.opens_at,
     )
 
 
