@@ -146,9 +146,9 @@ def test_pilot_handle_time_and_offered_load_carry_no_end_of_day_bias() -> None:
 def test_interval_verdicts_are_sequential_and_undecided_at_the_cap() -> None:
     # One 30-minute interval overstaffed (service level 1 in every run), one short (about 0.67 against 0.8).
     base = csr_marl.load_scenario("validation/mmc", {"horizon_minutes": 60, "warmup_minutes": 0})
-    capped = check_until_decided(base, {"resolver": [12, 4]}, "expert", 0, ["resolver"], 0.8, 4, 8, InlineExecutor())
+    capped = check_until_decided(scenario_with_plan(base, {"resolver": [12, 4]}), {"resolver": [12, 4]}, "expert", 0, ["resolver"], 0.8, 4, 8, InlineExecutor())
     assert capped.replications == 8 and capped.verdicts(0.8) == ["undecided", "undecided"]
-    check = check_until_decided(base, {"resolver": [12, 4]}, "expert", 0, ["resolver"], 0.8, 4, 64, InlineExecutor())
+    check = check_until_decided(scenario_with_plan(base, {"resolver": [12, 4]}), {"resolver": [12, 4]}, "expert", 0, ["resolver"], 0.8, 4, 64, InlineExecutor())
     assert check.replications == 32 and check.verdicts(0.8) == ["meets", "below"]
     always, short = check.service_level("resolver")
     # At 1 in all 32 runs: the exact interval [(0.025)^(1/32), 1], not [1, 1].

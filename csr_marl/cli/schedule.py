@@ -26,6 +26,7 @@ from ..config.scenario import Scenario
 from ..whatif import parse_targets
 from ..whatif.errors import StudyError
 from ..whatif.executors import executor_scope
+from ..whatif.forecast import rostered
 from ..whatif.grid import parse_values
 from ..whatif.interval_chart import plot_interval_chart
 from ..whatif.interval_runs import interval_starts, scenario_with_plan
@@ -53,6 +54,7 @@ def schedule_command(
     interval: Optional[int] = typer.Option(None, "--interval", help="Interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
     policy: str = typer.Option(ANALYST_POLICY, "--policy", "-p", help="Built-in policy the staff follow."),
     replications: int = typer.Option(20, "--replications", "-r", help="Replications per simulation (requirements and the check)."),
+    shrinkage: float = typer.Option(0.0, "--shrinkage", min=0.0, max=0.99, help="Share of paid time off the floor: rostered heads = scheduled staff / (1 - shrinkage)."),
     max_replications: int = typer.Option(80, "--max-replications", help="The check doubles its replications up to here while an interval's CI straddles the target (then: undecided)."),
     sets: Optional[list[str]] = SETS,
     seed: Optional[int] = SEED,
@@ -93,7 +95,7 @@ def schedule_command(
             need, extra_rows = {role: given[role] for role in chosen}, None
         schedule = solve_schedule(need, templates, width, mode="budget" if budget is not None else "cover", budget=budget)
         say(f"schedule {schedule.status.lower()}: {schedule.paid_hours():g} paid staff-hours; simulating it")
-        check = check_until_decided(base, schedule.coverage, policy, seed or 0, list(schedule.coverage), target,
+        check = check_until_decided(scenario_with_plan(base, schedule.coverage), schedule.coverage, policy, seed or 0, list(schedule.coverage), target,
                                     replications, max(replications, max_replications), pool)
     out.mkdir(parents=True, exist_ok=True)
     scheduled = scenario_with_plan(base, schedule.coverage)
@@ -110,7 +112,8 @@ def schedule_command(
     console.print(schedule_table(schedule, check, target, base))
     for role in schedule.coverage:
         console.print(
-            f"{role}: {schedule.headcount(role)} staff, {schedule.paid_hours(role):g} paid hours, "
+            f"{role}: {schedule.headcount(role)} staff on the floor, rostered {rostered(schedule.headcount(role), shrinkage)} "
+            f"with {shrinkage:.0%} shrinkage, {schedule.paid_hours(role):g} paid hours on the floor, "
             f"shortfall {schedule.shortfall(role)} staff-intervals", highlight=False,
         )
     console.print(f"[dim]wrote {escape(', '.join(written))}[/]", highlight=False)

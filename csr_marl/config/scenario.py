@@ -311,7 +311,7 @@ INTERVAL_CHOICES = (5, 10, 15, 20, 30, 60, 120)
 
 
 class ServiceLevel(_Frozen):
-    threshold_minutes: float = Field(default=1.0, gt=0)
+    threshold_minutes: float = Field(default=1.0, ge=0, description="answered within this many minutes counts toward the service level; 0: answered without waiting (1 - P(wait))")
     interval_minutes: int = Field(default=30, description="width of the interval KPIs (15, 30 or 60 are usual)")
 
     @model_validator(mode="after")

@@ -13,7 +13,9 @@
    (the largest need among the interval's sample minutes); it repeats until the rule moves no
    interval by more than one, or ``max_iterations``. Each step goes half-way to the rule's answer:
    the plain iteration can swing between an understaffed day (inflated counts) and a generous one.
-3. Both plans are simulated with the same customers (common random numbers) and each interval's
+3. The iterative plan is trimmed in half-interval steps until every interval holds the target
+   (:mod:`.interval_trim`): each interval's service level within half an agent's effect above it.
+4. Both plans are simulated with the same customers (common random numbers) and each interval's
    service level is reported with its 95% CI against the target. The verdict per interval is
    sequential: replications double (from ``replications`` up to ``max_replications``) until every
    interval's CI lies on one side of the target; an interval whose CI still straddles it at the cap
@@ -39,6 +41,7 @@ from ..config.scenario import Scenario
 from ..policies.base import policy_names
 from .errors import StudyError
 from .executors import executor_scope
+from .interval_trim import Trim, hold_target, holds, scenario_with_halves
 from .interval_runs import (
     IntervalRun,
     interval_arrival_rates,
@@ -103,6 +106,12 @@ class IntervalPlan:
     iterative_check: PlanCheck
     notes: list[str] = field(default_factory=list)
     opens_at: str = "00:00"  # the scenario's clock time of minute 0
+    stable: Trim | None = None  # the iterative plan trimmed to hold the target (iterative_check simulates it)
+
+    def headcounts(self, role: str) -> list[float]:
+        """The plan the iterative check simulated, per interval: the trimmed plan's mean headcount
+        (a half-agent shows as .5) when it was trimmed, else the iterative algorithm's."""
+        return self.stable.per_interval(role) if self.stable else [float(n) for n in self.iterative[role]]
 
     def verdicts(self, check: PlanCheck) -> list[str]:
         """Per interval ``meets``, ``below`` or ``undecided`` (see :meth:`PlanCheck.verdicts`)."""
@@ -125,7 +134,13 @@ class IntervalPlan:
         return self.misses(self.iterative_check)
 
     def requirements(self, which: str = "iterative") -> dict[str, list[int]]:
-        return dict(self.iterative if which == "iterative" else self.sipp)
+        """Whole headcount per role per interval: SIPP's, or the iterative plan's (trimmed: the larger
+        of each interval's halves, what a schedule on the interval grid must cover)."""
+        if which != "iterative":
+            return dict(self.sipp)
+        if self.stable:
+            return {role: self.stable.covering(role) for role in self.roles}
+        return dict(self.iterative)
 
 
 def plan_interval_staffing(
@@ -139,6 +154,8 @@ def plan_interval_staffing(
     replications: int = 20,
     max_replications: int | None = None,
     max_iterations: int = 8,
+    hold: bool = True,
+    trim_replications: int | None = None,
     executor: Any = None,
     workers: int | None = None,
     report: Report | None = None,
@@ -193,14 +210,19 @@ def plan_interval_staffing(
             current = {role: [_halfway(old, new) for old, new in zip(current[role], rule[role])] for role in roles}
         else:
             notes.append(f"the iterative algorithm still moved after {max_iterations} iterations; the plan is its last")
+        stable = None
+        if hold and holds(base):
+            stable = hold_target(base, current, roles, target_service_level, policy, seed,
+                                 trim_replications or 10 * replications, pool, report=say)
         cap = max(replications, max_replications or replications)
-        checks = [check_until_decided(base, plan, policy, seed, roles, target_service_level, replications, cap, pool)
-                  for plan in (sipp, current)]
+        final = scenario_with_halves(base, stable.halves) if stable else scenario_with_plan(base, current)
+        checks = [check_until_decided(staffed, plan, policy, seed, roles, target_service_level, replications, cap, pool)
+                  for staffed, plan in ((scenario_with_plan(base, sipp), sipp), (final, current))]
         say(f"simulated both plans with the same customers ({checks[0].replications} and "
             f"{checks[1].replications} replications)")
     return IntervalPlan(
         base.name, policy, seed, target_service_level, threshold, width, starts, list(roles), rates, service,
-        sipp, current, iterations, converged, checks[0], checks[1], notes, base.opens_at,
+        sipp, current, iterations, converged, checks[0], checks[1], notes, base.opens_at, stable,
     )
 
 
@@ -221,11 +243,10 @@ def measure_pilot(base: Scenario, roles: Sequence[str], policy: str, seed: int, 
     }
 
 
-def check_until_decided(base: Scenario, plan: Mapping[str, Sequence[int]], policy: str, seed: int,
+def check_until_decided(scenario: Scenario, plan: Mapping[str, Sequence[int]], policy: str, seed: int,
                         roles: Sequence[str], target: float, replications: int, cap: int, executor: Any) -> PlanCheck:
-    """Simulate ``plan``, doubling the replications (up to ``cap``) while some interval's service-level
-    CI for a role in ``roles`` straddles ``target``."""
-    scenario = scenario_with_plan(base, plan)
+    """Simulate ``scenario`` (staffed by ``plan``), doubling the replications (up to ``cap``) while some
+    interval's service-level CI for a role in ``roles`` straddles ``target``."""
     runs = run_interval_replications(scenario, policy, seed, replications, executor)
     while True:
         check = _check_plan({r: list(c) for r, c in plan.items()}, runs)
