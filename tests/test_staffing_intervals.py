@@ -92,7 +92,7 @@ def test_interval_plan_shows_sipp_beside_the_iterative_algorithm() -> None:
     overrides = {"horizon_minutes": 120, "warmup_minutes": 0, "arrivals": {"profile": [[0, 60], [60, 180]]},
                  "handle_times.tools.respond_user.mean_minutes": 3.0, "service_level.interval_minutes": 30}
     plan = plan_interval_staffing("validation/mmc", 0.8, ["resolver"], overrides=overrides, replications=4,
-                                  max_iterations=3, workers=1)
+                                  max_iterations=3, trim_replications=8, workers=1)
     assert len(plan.sipp["resolver"]) == len(plan.iterative["resolver"]) == 4
     assert plan.sipp["resolver"][0] < plan.sipp["resolver"][3]  # the rate triples at minute 60
     assert plan.iterative["resolver"][0] < plan.iterative["resolver"][3]
@@ -117,7 +117,7 @@ def test_staff_by_interval_command(tmp_path) -> None:
 
     runner = CliRunner()
     out, chart = tmp_path / "req.csv", tmp_path / "chart.png"
-    args = ["staff", "validation/mmc", "--by-interval", "--target", "service_level>=0.8", "--replications", "3",
+    args = ["staff", "validation/mmc", "--by-interval", "--target", "service_level>=0.8", "--replications", "3", "--trim-replications", "4",
             "--max-iterations", "2", "--workers", "1", "--set", "horizon_minutes=60", "--set", "warmup_minutes=0",
             "--out", str(out), "--plot", str(chart), "--json"]
     result = runner.invoke(app, args)
@@ -163,3 +163,32 @@ def test_a_share_at_zero_or_one_gets_an_exact_interval_and_cis_stay_in_zero_one(
     assert (zeros.low, zeros.high) == (0.0, pytest.approx(1 - 0.025 ** (1 / 20)))
     wide = estimates([{"service_level": 0.9}, {"service_level": 1.0}], ["service_level"])["service_level"]
     assert 0.0 <= wide.low and wide.high == 1.0  # the t interval (0.95 ± 0.64) clipped to [0, 1]
+
+
+def test_trim_steps_are_half_agents_within_one_agent_a_pass() -> None:
+    from csr_marl.whatif.interval_trim import _half_agents, _move, split
+
+    # 0.09 above a 0.5 target (aim 0.01) with one agent worth 0.06: remove 2 half-agents (0.06), not 3.
+    assert _half_agents(0.6, 0.06, 0.5, 0.01, 2) == -2
+    assert _half_agents(0.52, 0.06, 0.5, 0.01, 2) == 0  # within half an agent of the target: keep
+    assert _half_agents(0.47, 0.06, 0.5, 0.01, 2) == 2  # below: add back
+    halves = split({"resolver": [5, 7]})["resolver"]
+    assert halves == [5, 5, 7, 7]
+    _move(halves, 1, -1)
+    _move(halves, 0, 1)
+    assert halves == [6, 5, 7, 6]
+
+
+@pytest.mark.slow
+def test_trimmed_plan_holds_the_target_in_every_interval() -> None:
+    from csr_marl.whatif.executors import executor_scope
+    from csr_marl.whatif.interval_trim import hold_target, interval_levels, scenario_with_halves
+
+    base = csr_marl.load_scenario("examples/sinusoidal_day", {"horizon_minutes": 180})
+    with executor_scope(None, 2) as pool:
+        trim = hold_target(base, {"resolver": [40] * 6}, ["resolver"], 0.5, "expert", 0, 80, pool)
+        check = interval_levels(scenario_with_halves(base, trim.halves), ["resolver"], "expert", 99, 400, pool)
+    for level, effect in zip(check["resolver"], trim.effect["resolver"]):
+        assert level.high >= 0.5  # meets the target (within its CI, on replications the trim never saw)
+        if effect < 0.1:
+            assert level.low <= 0.55  # within 0.05 of it where one agent moves it by less than 0.1
