@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import csr_marl
@@ -60,3 +62,43 @@ def test_schedule_rows_and_requirements_carry_clock_times() -> None:
     schedule = solve_schedule({"resolver": [1, 2, 1]}, templates, width=30)
     rows = schedule_rows(schedule, "08:00")
     assert [(r["start_time"], r["end_time"]) for r in rows] == [("08:00", "09:00"), ("08:30", "09:30")]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["schedule", "standard_day"], "error: Missing option '--out' / '-o'. (see csr-marl schedule --help)"),
+    (["simulate", "standard_day", "--bogus"], "error: No such option: --bogus"),
+    (["simulate", "standard_day", "--seed", "x"], "error: Invalid value for '--seed'"),
+    (["bogus"], "error: No such command 'bogus'."),
+])
+def test_usage_errors_are_one_line_with_exit_code_2(args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), result.output
+
+
+@pytest.mark.parametrize("args, hint", [
+    (["simulate", "standard_dya"], "did you mean standard_day?"),
+    (["simulate", "standard_day", "--set", "staffing.resolvr=3"], "did you mean staffing.resolver?"),
+    (["simulate", "standard_day", "--set", "horizn_minutes=3"], "did you mean horizon_minutes?"),
+    (["staff", "standard_day", "--target", "servce_level>=0.8"], "did you mean service_level?"),
+])
+def test_unknown_names_get_the_nearest_one(args: list[str], hint: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and hint in result.output
+
+
+def test_every_table_command_has_json(tmp_path: Path) -> None:
+    listed = json.loads(runner.invoke(app, ["scenarios", "--json"]).stdout)
+    assert {"name": "standard_day", "opens_at": "08:00"}.items() <= next(s for s in listed if s["name"] == "standard_day").items()
+    swept = runner.invoke(app, ["sweep", "validation/mmc", "--vary", "staffing.resolver=4,5", "-r", "2", "--workers", "1",
+                                "--set", "horizon_minutes=60", "--set", "warmup_minutes=0", "--target", "service_level>=0.5", "--out", str(tmp_path / "s"), "--json"])
+    assert swept.exit_code == 0, swept.output
+    points = json.loads(swept.stdout)["points"]
+    assert [p["values"]["staffing.resolver"] for p in points] == [4, 5] and "service_level>=0.5" in points[0]["verdicts"]
+    scheduled = runner.invoke(app, ["schedule", "validation/mmc", "--target", "service_level>=0.5", "--set", "horizon_minutes=60",
+                                    "--set", "warmup_minutes=0", "--starts", "0,30", "--lengths", "30,60", "-r", "2",
+                                    "--max-replications", "2", "--use", "sipp", "--workers", "1", "--out", str(tmp_path / "c"), "--json"])
+    assert scheduled.exit_code == 0, scheduled.output
+    payload = json.loads(scheduled.stdout)
+    assert payload["shifts"] and len(payload["intervals"]) == 2 and payload["roles"]["resolver"]["on_floor"] >= 1

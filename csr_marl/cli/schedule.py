@@ -22,7 +22,7 @@ from rich.table import Table
 
 from ..config.domain import ROLES
 from ..config.loading import load_scenario
-from ..config.scenario import Scenario
+from ..config.scenario import Scenario, clock_time
 from ..whatif import parse_targets
 from ..whatif.errors import StudyError
 from ..whatif.executors import executor_scope
@@ -34,7 +34,7 @@ from ..whatif.interval_staffing import PlanCheck, check_until_decided, plan_inte
 from ..whatif.schedule import Schedule, read_requirements, schedule_rows, shift_templates, solve_schedule
 from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.store import atomic_write
-from .common import check_output_folder, console, escape, friendly_errors, note, parse_sets, warn
+from .common import check_output_folder, console, escape, friendly_errors, note, parse_sets, print_json, warn
 from .intervals import interval_target, plan_rows, scenario_yaml, verdict_cell, write_csv
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
@@ -55,6 +55,7 @@ def schedule_command(
     policy: str = typer.Option(ANALYST_POLICY, "--policy", "-p", help="Built-in policy the staff follow."),
     replications: int = typer.Option(20, "--replications", "-r", help="Replications per simulation (requirements and the check)."),
     shrinkage: float = typer.Option(0.0, "--shrinkage", min=0.0, max=0.99, help="Share of paid time off the floor: rostered heads = scheduled staff / (1 - shrinkage)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the shifts and every interval's requirement, coverage and simulated service level as JSON."),
     max_replications: int = typer.Option(80, "--max-replications", help="The check doubles its replications up to here while an interval's CI straddles the target (then: undecided)."),
     sets: Optional[list[str]] = SETS,
     seed: Optional[int] = SEED,
@@ -102,13 +103,24 @@ def schedule_command(
     written.append(str(write_csv(out / "schedule.csv", schedule_rows(schedule, base.opens_at))))
     header = "Written by csr-marl schedule: the scenario staffed by the schedule (staffing.shifts)."
     written.append(str(atomic_write(out / "scenario.yaml", scenario_yaml(scheduled, f"{base.name}_schedule", [header]))))
-    written.append(str(write_csv(out / "intervals.csv", interval_rows(schedule, check, target))))
+    written.append(str(write_csv(out / "intervals.csv", interval_rows(schedule, check, target, base.opens_at))))
     if extra_rows is not None:
         written.append(str(write_csv(out / "requirements.csv", extra_rows)))
     try:
         written.append(str(_chart(out / "interval_chart.png", base, schedule, check, target)))
     except RuntimeError as exc:  # matplotlib missing
         warn(str(exc))
+    if as_json:
+        print_json({
+            "scenario": base.name, "status": schedule.status, "mode": schedule.mode, "target_service_level": target,
+            "opens_at": base.opens_at, "replications": check.replications, "shrinkage": shrinkage,
+            "shifts": schedule_rows(schedule, base.opens_at), "intervals": interval_rows(schedule, check, target, base.opens_at),
+            "roles": {role: {"on_floor": schedule.headcount(role), "rostered": rostered(schedule.headcount(role), shrinkage),
+                             "paid_hours": schedule.paid_hours(role), "shortfall": schedule.shortfall(role)}
+                      for role in schedule.coverage},
+            "written": written,
+        })
+        return
     console.print(schedule_table(schedule, check, target, base))
     for role in schedule.coverage:
         console.print(
@@ -144,13 +156,14 @@ def _roles(base: Scenario, roles: list[str] | None, given: dict[str, list[int]] 
     return chosen
 
 
-def interval_rows(schedule: Schedule, check: PlanCheck, target: float) -> list[dict[str, Any]]:
+def interval_rows(schedule: Schedule, check: PlanCheck, target: float, opens_at: str = "00:00") -> list[dict[str, Any]]:
     rows = []
     for k, start in enumerate(schedule.starts):
         for role in schedule.coverage:
             level, verdict = check.service_level(role)[k], check.verdicts(target, [role])
             rows.append({
-                "start_minute": start, "role": role, "required": schedule.requirements[role][k],
+                "start_minute": start, "start_time": clock_time(start, opens_at), "role": role,
+                "required": schedule.requirements[role][k],
                 "scheduled": schedule.coverage[role][k], "offered": round(check.intervals[k]["offered"].mean, 3),
                 "service_level": _num(level.mean), "service_level_low": _num(level.low),
                 "service_level_high": _num(level.high), "replications": check.replications,

@@ -30,8 +30,14 @@ LEARNING = ("triage_accuracy", "reply_score_mean", "sentiment_mean", "upset_rate
 
 
 @friendly_errors
-def scenarios_command() -> None:
+def scenarios_command(
+    as_json: bool = typer.Option(False, "--json", help="Print the scenarios (name, description, opening time, hours) as JSON."),
+) -> None:
     """List the scenarios shipped with csr_marl."""
+    if as_json:
+        print_json([{"name": name, "description": s.description, "opens_at": s.opens_at, "horizon_minutes": s.horizon_minutes}
+                    for name, s in ((name, load_scenario(name)) for name in scenario_names())])
+        return
     table = Table(title="scenarios", title_justify="left")
     table.add_column("name")
     table.add_column("description")
