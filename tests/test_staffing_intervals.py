@@ -165,29 +165,30 @@ def test_a_share_at_zero_or_one_gets_an_exact_interval_and_cis_stay_in_zero_one(
     assert 0.0 <= wide.low and wide.high == 1.0  # the t interval (0.95 ± 0.64) clipped to [0, 1]
 
 
-def test_trim_steps_are_half_agents_within_one_agent_a_pass() -> None:
-    from csr_marl.whatif.interval_trim import _half_agents, _move, split
+def test_trim_moves_thirds_of_an_agent_at_most_one_agent_a_pass() -> None:
+    from csr_marl.whatif.interval_trim import _steps_to_move, _move, split
 
-    # 0.09 above a 0.5 target (aim 0.01) with one agent worth 0.06: remove 2 half-agents (0.06), not 3.
-    assert _half_agents(0.6, 0.06, 0.5, 0.01, 2) == -2
-    assert _half_agents(0.52, 0.06, 0.5, 0.01, 2) == 0  # within half an agent of the target: keep
-    assert _half_agents(0.47, 0.06, 0.5, 0.01, 2) == 2  # below: add back
-    halves = split({"resolver": [5, 7]})["resolver"]
-    assert halves == [5, 5, 7, 7]
-    _move(halves, 1, -1)
-    _move(halves, 0, 1)
-    assert halves == [6, 5, 7, 6]
+    # 0.09 above a 0.5 target (aim 0.01) with one agent worth 0.06: remove 4 thirds (0.08), not 5.
+    assert _steps_to_move(0.6, 0.06, 0.5, 0.01, 6) == -4
+    assert _steps_to_move(0.6, 0.06, 0.5, 0.01, 3) == -3  # at most one agent a pass
+    assert _steps_to_move(0.525, 0.06, 0.5, 0.01, 3) == 0  # within a third of an agent above: keep
+    assert _steps_to_move(0.475, 0.06, 0.5, 0.01, 3) == 2  # below: add back
+    steps = split({"resolver": [5, 7]})["resolver"]
+    assert steps == [5, 5, 5, 7, 7, 7]
+    _move(steps, 1, -2)
+    _move(steps, 0, 1)
+    assert steps == [6, 5, 5, 7, 6, 6]
 
 
 @pytest.mark.slow
 def test_trimmed_plan_holds_the_target_in_every_interval() -> None:
     from csr_marl.whatif.executors import executor_scope
-    from csr_marl.whatif.interval_trim import hold_target, interval_levels, scenario_with_halves
+    from csr_marl.whatif.interval_trim import hold_target, interval_levels, scenario_with_steps
 
     base = csr_marl.load_scenario("examples/sinusoidal_day", {"horizon_minutes": 180})
     with executor_scope(None, 2) as pool:
         trim = hold_target(base, {"resolver": [40] * 6}, ["resolver"], 0.5, "expert", 0, 80, pool)
-        check = interval_levels(scenario_with_halves(base, trim.halves), ["resolver"], "expert", 99, 400, pool)
+        check = interval_levels(scenario_with_steps(base, trim.steps), ["resolver"], "expert", 99, 400, pool)
     for level, effect in zip(check["resolver"], trim.effect["resolver"]):
         assert level.high >= 0.5  # meets the target (within its CI, on replications the trim never saw)
         if effect < 0.1:

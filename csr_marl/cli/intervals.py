@@ -109,7 +109,7 @@ def plan_summary(plan: IntervalPlan) -> list[str]:
         lines.append(line)
     if plan.stable:
         lines.append(f"iterative: the algorithm's plan {_hours(plan.iterative, plan.interval_minutes):g} staff-hours, "
-                     f"trimmed in half-interval steps ({plan.stable.passes} passes of {plan.stable.replications} "
+                     f"trimmed in steps of a third of an interval ({plan.stable.passes} passes of {plan.stable.replications} "
                      "replications) to hold the target; '1 agent': the service level one agent fewer costs")
     return lines
 
@@ -200,7 +200,7 @@ def plan_payload(plan: IntervalPlan) -> dict[str, Any]:
         "iterative_check": check_estimates_payload(plan.iterative_check, names),
         "notes": plan.notes,
         "stable": None if plan.stable is None else {
-            "halves": plan.stable.halves, "per_interval": {r: plan.headcounts(r) for r in plan.roles},
+            "steps": plan.stable.steps, "per_interval": {r: plan.headcounts(r) for r in plan.roles},
             "one_agent_effect": plan.stable.effect, "passes": plan.stable.passes,
             "replications": plan.stable.replications,
         },

@@ -54,12 +54,13 @@ def interval_arrival_rates(scenario: Scenario) -> list[float]:
     return rates
 
 
-def scenario_with_plan(base: Scenario, plan: Plan) -> Scenario:
-    """``base`` staffed by ``plan`` (headcount per role per interval) as shift changes at interval edges.
+def scenario_with_plan(base: Scenario, plan: Plan, starts: Sequence[float] | None = None) -> Scenario:
+    """``base`` staffed by ``plan`` (headcount per role per interval) as shift changes at interval edges
+    (or at ``starts``, a finer grid of staffing steps).
 
     Roles the plan leaves out keep the base scenario's staffing, shift changes included.
     """
-    starts = interval_starts(base)
+    starts = list(starts) if starts is not None else interval_starts(base)
     overrides: dict[str, Any] = {}
     for role, counts in plan.items():
         if len(counts) != len(starts):

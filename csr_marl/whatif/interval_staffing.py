@@ -13,8 +13,8 @@
    (the largest need among the interval's sample minutes); it repeats until the rule moves no
    interval by more than one, or ``max_iterations``. Each step goes half-way to the rule's answer:
    the plain iteration can swing between an understaffed day (inflated counts) and a generous one.
-3. The iterative plan is trimmed in half-interval steps until every interval holds the target
-   (:mod:`.interval_trim`): each interval's service level within half an agent's effect above it.
+3. The iterative plan is trimmed in steps of a third of an interval until every interval holds the
+   target (:mod:`.interval_trim`): each within a third of an agent's effect above it.
 4. Both plans are simulated with the same customers (common random numbers) and each interval's
    service level is reported with its 95% CI against the target. The verdict per interval is
    sequential: replications double (from ``replications`` up to ``max_replications``) until every
@@ -41,7 +41,7 @@ from ..config.scenario import Scenario
 from ..policies.base import policy_names
 from .errors import StudyError
 from .executors import executor_scope
-from .interval_trim import Trim, hold_target, holds, scenario_with_halves
+from .interval_trim import Trim, hold_target, scenario_with_steps
 from .interval_runs import (
     IntervalRun,
     interval_arrival_rates,
@@ -110,7 +110,7 @@ class IntervalPlan:
 
     def headcounts(self, role: str) -> list[float]:
         """The plan the iterative check simulated, per interval: the trimmed plan's mean headcount
-        (a half-agent shows as .5) when it was trimmed, else the iterative algorithm's."""
+        (41.33: 41 in two of its steps, 42 in one) when it was trimmed, else the iterative algorithm's."""
         return self.stable.per_interval(role) if self.stable else [float(n) for n in self.iterative[role]]
 
     def verdicts(self, check: PlanCheck) -> list[str]:
@@ -134,8 +134,8 @@ class IntervalPlan:
         return self.misses(self.iterative_check)
 
     def requirements(self, which: str = "iterative") -> dict[str, list[int]]:
-        """Whole headcount per role per interval: SIPP's, or the iterative plan's (trimmed: the larger
-        of each interval's halves, what a schedule on the interval grid must cover)."""
+        """Whole headcount per role per interval: SIPP's, or the iterative plan's (trimmed: the largest
+        of each interval's steps, what a schedule on the interval grid must cover)."""
         if which != "iterative":
             return dict(self.sipp)
         if self.stable:
@@ -211,11 +211,11 @@ def plan_interval_staffing(
         else:
             notes.append(f"the iterative algorithm still moved after {max_iterations} iterations; the plan is its last")
         stable = None
-        if hold and holds(base):
+        if hold:
             stable = hold_target(base, current, roles, target_service_level, policy, seed,
                                  trim_replications or 10 * replications, pool, report=say)
         cap = max(replications, max_replications or replications)
-        final = scenario_with_halves(base, stable.halves) if stable else scenario_with_plan(base, current)
+        final = scenario_with_steps(base, stable.steps) if stable else scenario_with_plan(base, current)
         checks = [check_until_decided(staffed, plan, policy, seed, roles, target_service_level, replications, cap, pool)
                   for staffed, plan in ((scenario_with_plan(base, sipp), sipp), (final, current))]
         say(f"simulated both plans with the same customers ({checks[0].replications} and "

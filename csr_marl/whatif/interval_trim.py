@@ -1,22 +1,23 @@
-"""Holding the target in every interval: the iterative plan trimmed in half-interval steps.
+"""Holding the target in every interval: the iterative plan trimmed in steps of a third of an interval.
 
 The iterative staffing algorithm's rule is conservative for an interval target: it staffs for the
 busiest of the interval's sample minutes, and a whole agent in a 30-minute block can move an interval's
 service level by 0.1 or more. So its plan meets the target everywhere, but well above it in most
 intervals. The trim pass holds each interval near the target instead:
 
-1. Each interval's headcount is split into its two halves (a 30-minute interval staffs its two
-   quarter-hours separately), so the plan can move by half an agent-interval.
-2. Simulate the plan and the plan with one agent fewer in every half (common random numbers). Per
+1. Each interval's headcount is split into thirds (a 30-minute interval staffs its three 10-minute
+   steps separately), so the plan can move by a third of an agent-interval.
+2. Simulate the plan and the plan with one agent fewer in every step (common random numbers). Per
    interval, the difference of the two service levels is the *one-agent effect* ``effect``.
-3. Where the service level lies above ``target + aim``, remove as many half-agents as the excess
-   allows (``excess / (effect / 2)``); where it lies below, add them back the same way. The first
+3. Where the service level lies above ``target + aim``, remove as many third-agents as the excess
+   allows (``excess / (effect / 3)``); where it lies below, add them back the same way. The first
    passes run a quarter of the replications and move up to two agents; once a pass moves fewer
-   half-agents than half the intervals, every pass runs all ``replications`` and moves one agent at
-   most. Repeat until no half moves, or ``passes``.
+   steps than half the intervals, every pass runs all ``replications`` and moves one agent at most.
+   Repeat until no step moves, or ``passes``.
 
-Every interval then meets the target (its mean, with ``aim`` of room for noise) and lies within half
-an agent's effect of it: within 0.05 wherever one agent moves it by less than 0.1.
+Every interval then meets the target (its mean, with ``aim`` of room for noise) and lies within a
+third of an agent's effect above ``target + aim``: within 0.05 of the target wherever one agent
+moves it by less than 0.1.
 """
 
 from __future__ import annotations
@@ -25,57 +26,45 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from ..config.loading import load_scenario
 from ..config.scenario import Scenario
 from .interval_runs import run_interval_replications, scenario_with_plan
 from .summary import Estimate, estimates
 
 Report = Callable[[str], None]
-HALVES = 2
+STEPS = 3  # staffing steps per interval
 
 
 @dataclass(frozen=True)
 class Trim:
-    """The trimmed plan (headcount per half-interval per role), its check and each interval's one-agent effect."""
+    """The trimmed plan (headcount per step per role), its check and each interval's one-agent effect."""
 
-    halves: dict[str, list[int]]
+    steps: dict[str, list[int]]  # headcount per staffing step (a third of an interval)
     levels: dict[str, list[Estimate]]  # service level per interval, at the trimmed plan
-    effect: dict[str, list[float]]  # service level lost per interval with one agent fewer (in both halves)
+    effect: dict[str, list[float]]  # service level lost per interval with one agent fewer (in both steps)
     passes: int
     replications: int
 
     def per_interval(self, role: str) -> list[float]:
-        """Mean headcount per interval (a half-agent shows as .5)."""
-        halves = self.halves[role]
-        return [sum(halves[k:k + HALVES]) / HALVES for k in range(0, len(halves), HALVES)]
+        """Mean headcount per interval over its steps (41.33: 41 in two steps, 42 in one)."""
+        steps = self.steps[role]
+        return [sum(steps[k:k + STEPS]) / STEPS for k in range(0, len(steps), STEPS)]
 
     def covering(self, role: str) -> list[int]:
-        """Whole headcount per interval covering both halves (what an interval-grid schedule must staff)."""
-        halves = self.halves[role]
-        return [max(halves[k:k + HALVES]) for k in range(0, len(halves), HALVES)]
+        """Whole headcount per interval covering all its steps (what an interval-grid schedule must staff)."""
+        steps = self.steps[role]
+        return [max(steps[k:k + STEPS]) for k in range(0, len(steps), STEPS)]
 
 
 def split(plan: Mapping[str, Sequence[int]]) -> dict[str, list[int]]:
-    """A per-interval plan as per-half-interval counts."""
-    return {role: [int(n) for n in counts for _ in range(HALVES)] for role, counts in plan.items()}
+    """A per-interval plan as counts per staffing step (a third of an interval)."""
+    return {role: [int(n) for n in counts for _ in range(STEPS)] for role, counts in plan.items()}
 
 
-def scenario_with_halves(base: Scenario, halves: Mapping[str, Sequence[int]]) -> Scenario:
-    """``base`` staffed by ``halves`` (shift changes every half interval), its KPIs still per interval."""
-    width = base.service_level.interval_minutes
-    fine = load_scenario(base, {"service_level.interval_minutes": _half(width)})
-    staffed = scenario_with_plan(fine, halves)
-    return load_scenario(staffed, {"service_level.interval_minutes": width})
-
-
-def holds(base: Scenario) -> bool:
-    """Whether the trim pass can halve ``base``'s intervals (30 or 60 minutes)."""
-    width = base.service_level.interval_minutes
-    return _half(width) != width
-
-
-def _half(width: int) -> int:
-    return width // HALVES if width // HALVES in (15, 30) else width  # the interval choices a scenario takes
+def scenario_with_steps(base: Scenario, steps: Mapping[str, Sequence[int]]) -> Scenario:
+    """``base`` staffed by ``steps`` (a shift change every step, a third of an interval); KPIs per interval."""
+    step = base.service_level.interval_minutes / STEPS
+    count = len(next(iter(steps.values()))) if steps else 0
+    return scenario_with_plan(base, steps, [k * step for k in range(count)])
 
 
 def interval_levels(scenario: Scenario, roles: Sequence[str], policy: str, seed: int, replications: int,
@@ -95,36 +84,34 @@ def hold_target(
 ) -> Trim:
     """Trim ``plan`` until every interval holds ``target`` (see the module docstring)."""
     say = report or (lambda message: None)
-    if not holds(base):
-        raise ValueError("the trim pass halves 30- or 60-minute intervals")
-    halves = split(plan)
+    steps = split(plan)
     coarse = True  # early passes: a quarter of the replications, up to two agents a pass
     done, moved = 0, 0
     for done in range(1, passes + 1):
         runs = max(replications // 4, 4) if coarse else replications
-        at, effect = _levels_and_effect(base, halves, roles, policy, seed, runs, executor)
+        at, effect = _levels_and_effect(base, steps, roles, policy, seed, runs, executor)
         moved = 0
         for role in roles:
             for k, (level, lost) in enumerate(zip(at[role], effect[role])):
-                step = _half_agents(level.mean, lost, target, aim, 2 * HALVES if coarse else HALVES)
+                step = _steps_to_move(level.mean, lost, target, aim, 2 * STEPS if coarse else STEPS)
                 moved += abs(step)
-                _move(halves[role], k, step)
-        say(f"trim pass {done} ({runs} replications): moved {moved} half-agent(s); " + "; ".join(
+                _move(steps[role], k, step)
+        say(f"trim pass {done} ({runs} replications): moved {moved} third(s) of an agent; " + "; ".join(
             f"{role} service level {min(e.mean for e in at[role]):.3f}-{max(e.mean for e in at[role]):.3f}" for role in roles))
         if coarse and moved <= sum(len(at[role]) for role in roles) // 2:
             coarse = False
         elif not coarse and not moved:
-            return Trim(halves, at, effect, done, runs)
-    at, effect = _levels_and_effect(base, halves, roles, policy, seed, replications, executor)
-    return Trim(halves, at, effect, done, replications)
+            return Trim(steps, at, effect, done, runs)
+    at, effect = _levels_and_effect(base, steps, roles, policy, seed, replications, executor)
+    return Trim(steps, at, effect, done, replications)
 
 
-def _levels_and_effect(base: Scenario, halves: Mapping[str, Sequence[int]], roles: Sequence[str], policy: str,
+def _levels_and_effect(base: Scenario, steps: Mapping[str, Sequence[int]], roles: Sequence[str], policy: str,
                        seed: int, replications: int, executor: Any) -> tuple[dict[str, list[Estimate]], dict[str, list[float]]]:
-    """Service level per interval at ``halves``, and what one agent fewer in every half costs it (CRN)."""
-    at = interval_levels(scenario_with_halves(base, halves), roles, policy, seed, replications, executor)
-    fewer_plan = {role: [max(n - 1, 0) for n in counts] for role, counts in halves.items()}
-    fewer = interval_levels(scenario_with_halves(base, fewer_plan), roles, policy, seed, replications, executor)
+    """Service level per interval at ``steps``, and what one agent fewer in every step costs it (CRN)."""
+    at = interval_levels(scenario_with_steps(base, steps), roles, policy, seed, replications, executor)
+    fewer_plan = {role: [max(n - 1, 0) for n in counts] for role, counts in steps.items()}
+    fewer = interval_levels(scenario_with_steps(base, fewer_plan), roles, policy, seed, replications, executor)
     return at, {role: [_difference(a, f) for a, f in zip(at[role], fewer[role])] for role in roles}
 
 
@@ -134,25 +121,25 @@ def _difference(at: Estimate, fewer: Estimate) -> float:
     return max(at.mean - fewer.mean, 0.0)
 
 
-def _half_agents(level: float, effect: float, target: float, aim: float, most: int) -> int:
-    """Half-agents to add (> 0) or remove (< 0) in one interval, at most ``most``."""
+def _steps_to_move(level: float, effect: float, target: float, aim: float, most: int) -> int:
+    """Steps (thirds of an agent) to add (> 0) or remove (< 0) in one interval, at most ``most``."""
     if math.isnan(level) or math.isnan(effect):
         return 0
-    unit = max(effect, 0.005) / HALVES  # service level per half-agent
+    unit = max(effect, 0.005) / STEPS  # service level per step
     excess = level - (target + aim)
     if excess >= 0:
         return -min(most, math.floor(excess / unit))
     return min(most, math.ceil(-excess / unit))
 
 
-def _move(halves: list[int], k: int, step: int) -> None:
-    """Add ``step`` half-agents to interval ``k`` (remove when negative), evening its halves."""
-    cells = range(k * HALVES, (k + 1) * HALVES)
+def _move(steps: list[int], k: int, step: int) -> None:
+    """Add ``step`` steps to interval ``k`` (remove when negative), evening its thirds."""
+    cells = range(k * STEPS, (k + 1) * STEPS)
     for _ in range(abs(step)):
         if step > 0:
-            i = min(cells, key=lambda c: (halves[c], c))
-            halves[i] += 1
+            i = min(cells, key=lambda c: (steps[c], c))
+            steps[i] += 1
         else:
-            i = max(cells, key=lambda c: (halves[c], c))
-            if halves[i] > 0:
-                halves[i] -= 1
+            i = max(cells, key=lambda c: (steps[c], c))
+            if steps[i] > 0:
+                steps[i] -= 1
