@@ -13,7 +13,7 @@ from ..whatif.forecast import Forecast, capped, erlang_requirements, forecast_sc
 from ..whatif.interval_staffing import IntervalPlan, plan_interval_staffing
 from ..whatif.store import atomic_write
 from .common import console, escape, note, print_json
-from .intervals import scenario_yaml, verdict_cell, write_csv, short_estimate
+from .intervals import VERDICT_LEGEND, scenario_yaml, short_estimate, verdict_cell, write_csv
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ def staff_forecast(path: Path, options: Staffing, pool: Any, out: Path | None, s
     if as_json:
         print_json(payload)
         return
+    console.print(f"[dim]{VERDICT_LEGEND}[/]", highlight=False)
     console.print("[dim]on floor: agents answering contacts; rostered: on floor / (1 - shrinkage), rounded up. "
                   "Erlang sizes each interval on its own volume and AHT; the iterative algorithm simulates the day "
                   "(exponential handle times at the volume-weighted AHT).[/]", highlight=False)

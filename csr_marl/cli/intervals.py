@@ -57,9 +57,14 @@ def short_estimate(estimate: Estimate) -> str:
     return f"{estimate.mean:.2f} [{estimate.low:.2f}, {estimate.high:.2f}]"
 
 
+#: What the verdict marks in interval tables mean (printed under them).
+VERDICT_LEGEND = ("below: the whole 95% CI lies under the target; ?: undecided, the CI still straddles the target "
+                  "after the replications shown (the check doubles them up to --max-replications)")
+
+
 def verdict_cell(text: str, verdict: str) -> str:
-    """A table cell marked with its interval verdict: below in red, undecided in yellow."""
-    return {"below": f"[red]{text} below[/]", "undecided": f"[yellow]{text} undecided[/]"}.get(verdict, text)
+    """A table cell marked with its interval verdict: below in red, undecided (?) in yellow."""
+    return {"below": f"[red]{text} below[/]", "undecided": f"[yellow]{text} ?[/]"}.get(verdict, text)
 
 
 def plan_table(plan: IntervalPlan) -> Table:
@@ -241,6 +246,7 @@ def show_plan(plan: IntervalPlan, as_json: bool, out: Path | None, plot: Path | 
                     "rostered": {f"{r}_{w}": v[1] for (r, w), v in staffed.items()}})
         return
     console.print(plan_table(plan))
+    console.print(f"[dim]{VERDICT_LEGEND}[/]", highlight=False)
     for line in plan_summary(plan):
         console.print(escape(line), highlight=False)
     if shrinkage or max_occupancy:

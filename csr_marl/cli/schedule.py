@@ -35,7 +35,7 @@ from ..whatif.schedule import Schedule, read_requirements, schedule_rows, shift_
 from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.store import atomic_write
 from .common import check_output_folder, console, escape, friendly_errors, note, parse_sets, print_json, warn
-from .intervals import interval_target, plan_rows, scenario_yaml, verdict_cell, write_csv
+from .intervals import VERDICT_LEGEND, interval_target, plan_rows, scenario_yaml, verdict_cell, write_csv
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
 
@@ -122,6 +122,7 @@ def schedule_command(
         })
         return
     console.print(schedule_table(schedule, check, target, base))
+    console.print(f"[dim]{VERDICT_LEGEND}[/]", highlight=False)
     for role in schedule.coverage:
         console.print(
             f"{role}: {schedule.headcount(role)} staff on the floor, rostered {rostered(schedule.headcount(role), shrinkage)} "

@@ -11,8 +11,8 @@ intervals. The trim pass holds each interval near the target instead:
    interval, the difference of the two service levels is the *one-agent effect* ``effect``.
 3. Where the service level lies above ``target + aim``, remove as many third-agents as the excess
    allows (``excess / (effect / 3)``); where it lies below, add them back the same way. The first
-   passes run a quarter of the replications and move up to two agents; once a pass moves fewer
-   steps than half the intervals, every pass runs all ``replications`` and moves one agent at most.
+   passes run a quarter of the replications and move up to two agents; once a pass moves no more
+   steps than there are intervals, every pass runs all ``replications`` and moves one agent at most.
    Repeat until no step moves, or ``passes``.
 
 Every interval then meets the target (its mean, with ``aim`` of room for noise) and lies within a
@@ -80,7 +80,7 @@ def interval_levels(scenario: Scenario, roles: Sequence[str], policy: str, seed:
 
 def hold_target(
     base: Scenario, plan: Mapping[str, Sequence[int]], roles: Sequence[str], target: float, policy: str, seed: int,
-    replications: int, executor: Any, *, passes: int = 8, aim: float = 0.01, report: Report | None = None,
+    replications: int, executor: Any, *, passes: int = 12, aim: float = 0.01, report: Report | None = None,
 ) -> Trim:
     """Trim ``plan`` until every interval holds ``target`` (see the module docstring)."""
     say = report or (lambda message: None)
@@ -98,7 +98,7 @@ def hold_target(
                 _move(steps[role], k, step)
         say(f"trim pass {done} ({runs} replications): moved {moved} third(s) of an agent; " + "; ".join(
             f"{role} service level {min(e.mean for e in at[role]):.3f}-{max(e.mean for e in at[role]):.3f}" for role in roles))
-        if coarse and moved <= sum(len(at[role]) for role in roles) // 2:
+        if coarse and moved <= sum(len(at[role]) for role in roles):  # about a third of an agent per interval
             coarse = False
         elif not coarse and not moved:
             return Trim(steps, at, effect, done, runs)
