@@ -214,6 +214,9 @@ def plan_interval_staffing(
         if hold:
             stable = hold_target(base, current, roles, target_service_level, policy, seed,
                                  trim_replications or 10 * replications, pool, report=say)
+            if not stable.converged:
+                notes.append(f"the trim pass still moved a step after {stable.passes} passes (simulation noise near "
+                             "the target); more --trim-replications settle it")
         cap = max(replications, max_replications or replications)
         final = scenario_with_steps(base, stable.steps) if stable else scenario_with_plan(base, current)
         checks = [check_until_decided(staffed, plan, policy, seed, roles, target_service_level, replications, cap, pool)

@@ -43,6 +43,7 @@ class Trim:
     effect: dict[str, list[float]]  # service level lost per interval with one agent fewer (in both steps)
     passes: int
     replications: int
+    converged: bool = True  # False when the last pass still moved a step (noise near the target)
 
     def per_interval(self, role: str) -> list[float]:
         """Mean headcount per interval over its steps (41.33: 41 in two steps, 42 in one)."""
@@ -103,7 +104,7 @@ def hold_target(
         elif not coarse and not moved:
             return Trim(steps, at, effect, done, runs)
     at, effect = _levels_and_effect(base, steps, roles, policy, seed, replications, executor)
-    return Trim(steps, at, effect, done, replications)
+    return Trim(steps, at, effect, done, replications, converged=False)
 
 
 def _levels_and_effect(base: Scenario, steps: Mapping[str, Sequence[int]], roles: Sequence[str], policy: str,
