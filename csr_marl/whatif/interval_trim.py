@@ -32,8 +32,9 @@ from .summary import Estimate, estimates
 
 Report = Callable[[str], None]
 STEPS = 3  # staffing steps per interval
-#: The trim's replications start at this index, so the check that follows (indices 0, 1, ...) judges
-#: the trimmed plan on customers the trim never saw: tuned to its own noise, the plan would look better.
+#: The trim's replications start at this index, and every pass draws fresh ones: a plan tuned pass
+#: after pass to one sample's noise would look better on it than it is, and the check that follows
+#: (indices 0, 1, ...) judges the trimmed plan on customers the trim never saw.
 TRIM_FIRST = 1_000_000
 
 
@@ -93,7 +94,7 @@ def hold_target(
     done, moved = 0, 0
     for done in range(1, passes + 1):
         runs = max(replications // 4, 4) if coarse else replications
-        at, effect = _levels_and_effect(base, steps, roles, policy, seed, runs, executor)
+        at, effect = _levels_and_effect(base, steps, roles, policy, seed, runs, executor, TRIM_FIRST + done * replications)
         moved = 0
         for role in roles:
             for k, (level, lost) in enumerate(zip(at[role], effect[role])):
@@ -106,16 +107,18 @@ def hold_target(
             coarse = False
         elif not coarse and not moved:
             return Trim(steps, at, effect, done, runs)
-    at, effect = _levels_and_effect(base, steps, roles, policy, seed, replications, executor)
+    at, effect = _levels_and_effect(base, steps, roles, policy, seed, replications, executor,
+                                    TRIM_FIRST + (done + 1) * replications)
     return Trim(steps, at, effect, done, replications, converged=False)
 
 
 def _levels_and_effect(base: Scenario, steps: Mapping[str, Sequence[int]], roles: Sequence[str], policy: str,
-                       seed: int, replications: int, executor: Any) -> tuple[dict[str, list[Estimate]], dict[str, list[float]]]:
+                       seed: int, replications: int, executor: Any,
+                       first: int) -> tuple[dict[str, list[Estimate]], dict[str, list[float]]]:
     """Service level per interval at ``steps``, and what one agent fewer in every step costs it (CRN)."""
-    at = interval_levels(scenario_with_steps(base, steps), roles, policy, seed, replications, executor, TRIM_FIRST)
+    at = interval_levels(scenario_with_steps(base, steps), roles, policy, seed, replications, executor, first)
     fewer_plan = {role: [max(n - 1, 0) for n in counts] for role, counts in steps.items()}
-    fewer = interval_levels(scenario_with_steps(base, fewer_plan), roles, policy, seed, replications, executor, TRIM_FIRST)
+    fewer = interval_levels(scenario_with_steps(base, fewer_plan), roles, policy, seed, replications, executor, first)
     return at, {role: [_difference(a, f) for a, f in zip(at[role], fewer[role])] for role in roles}
 
 
