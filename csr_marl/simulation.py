@@ -8,7 +8,7 @@ from typing import Any, Callable, Mapping
 
 from .config.loading import load_scenario
 from .config.scenario import Scenario
-from .policies.base import Policy, make_policy
+from .policies.base import DEFAULT_POLICY, Policy, make_policy
 from .sim.center import ContactCenter
 from .sim.decisions import Decision
 from .sim.result import SimulationResult
@@ -16,7 +16,7 @@ from .sim.result import SimulationResult
 
 def simulate(
     scenario: str | os.PathLike[str] | Scenario,
-    policy: str | Callable[[Decision], int] = "heuristic",
+    policy: str | Callable[[Decision], int] = DEFAULT_POLICY,
     seed: int | None = 0,
     *,
     overrides: Mapping[str, Any] | None = None,
@@ -24,7 +24,8 @@ def simulate(
 ) -> SimulationResult:
     """Run ``scenario`` for one episode and return its KPIs.
 
-    ``policy`` is a built-in name (``heuristic``, ``random``, ``fifo``, ``escalate_all``) or any callable
+    ``policy`` is a built-in name (default ``expert``: staff who know every issue, the same default as
+    ``csr-marl simulate``; ``heuristic``, the fair RL baseline; ``random``, ``fifo``, ``escalate_all``) or any callable
     taking a :class:`~csr_marl.sim.Decision` and returning a legal action index; a callable with a
     ``bind(center)`` method (a trained :class:`~csr_marl.train.CheckpointPolicy`) is bound to the
     episode's core before its first decision. ``log=True`` keeps a

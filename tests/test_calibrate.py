@@ -92,9 +92,13 @@ def test_iso_timestamps_and_bad_lines(tmp_path: Path) -> None:
     good = tmp_path / "stamped.csv"
     good.write_text("arrival,answered,end,abandoned\n2024-03-01T08:00:00,2024-03-01T08:01:00,2024-03-01T08:04:00,0\n"
                     "2024-03-02T08:30:00,,2024-03-02T08:32:00,1\n")
-    contacts = read_contact_log(good)
+    contacts = read_contact_log(good, opens_at="08:00")
     assert [c.day for c in contacts] == ["2024-03-01", "2024-03-02"]
     assert contacts[0].arrival == 0 and contacts[0].answered == 1 and contacts[1].arrival == 30
+    own = read_contact_log(good)  # no stated opening: each day from its own first arrival's interval
+    assert own[1].arrival == 0 and own[1].day_start == 8 * 60 + 30
+    with pytest.raises(StudyError, match="before the opening time 08:15"):
+        read_contact_log(good, opens_at="08:15")
     bad = tmp_path / "bad.csv"
     bad.write_text("arrival,answered,end,abandoned\n1,2,3,0\n5,4,9,0\n")
     with pytest.raises(StudyError, match="line 3"):
@@ -213,3 +217,80 @@ def test_many_days_calibrate_in_linear_time(tmp_path: Path) -> None:
     contacts = read_contact_log(_log(tmp_path / "days.csv", rows, "day,arrival,answered,end,abandoned"))
     fit = calibrate(contacts, 30)
     assert fit.days == 30_000 and fit.peak_in_service == 1
+
+
+def stamped_log(path: Path, early: str | None = None) -> Path:
+    """Five days of 40 contacts from 08:05 every 6 minutes; ``early`` adds one contact at that time on day 3."""
+    from datetime import datetime, timedelta
+
+    lines = ["arrival,answered,end,abandoned"]
+    for day in range(1, 6):
+        opening = datetime(2024, 3, day, 8, 5)
+        times = [opening + timedelta(minutes=6 * k) for k in range(40)]
+        if early and day == 3:
+            times.insert(0, datetime.fromisoformat(f"2024-03-03T{early}"))
+        for k, t in enumerate(times):
+            lines.append(f"{t.isoformat()},{t.isoformat()},{(t + timedelta(minutes=1 + k % 5)).isoformat()},0")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_one_early_contact_moves_only_its_own_day(tmp_path: Path) -> None:
+    plain_log = read_contact_log(stamped_log(tmp_path / "a.csv"))
+    early_log = read_contact_log(stamped_log(tmp_path / "b.csv", "07:10"))
+    # The other four days keep their minutes (the old rule moved every day by 55 minutes).
+    others = lambda log: [(c.day, c.arrival) for c in log if c.day != "2024-03-03"]  # noqa: E731
+    assert others(plain_log) == others(early_log) and plain_log[0].arrival == 5
+    plain, early = calibrate(plain_log, 30), calibrate(early_log, 30)
+    assert plain.opens_at == early.opens_at == "08:00"
+    # So the profile moves by day 3's contacts only: at most 5 contacts of one day in 5 (2 an hour).
+    moved = [abs(a.value - b.value) for a, b in zip(plain.arrival_rates, early.arrival_rates)]
+    assert max(moved) <= 2.0 + 1e-9
+    assert any("days open at different times (07:00 on 1 day(s), 08:00 on 4 day(s))" in note for note in early.notes)
+
+
+def test_rate_cis_are_exact_poisson_printed_and_in_json(log_file: Path, tmp_path: Path) -> None:
+    import json
+
+    from scipy import stats
+
+    fit = calibrate(read_contact_log(log_file), 30)
+    first = fit.arrival_rates[0]
+    count = round(first.value * fit.days / 2)  # contacts per hour -> count over the days
+    assert first.low == pytest.approx(stats.chi2.ppf(0.025, 2 * count) / 2 * 2 / fit.days)
+    assert first.high == pytest.approx(stats.chi2.ppf(0.975, 2 * count + 2) / 2 * 2 / fit.days)
+    out = tmp_path / "c.yaml"
+    shown = runner.invoke(app, ["calibrate", str(log_file), "--out", str(out)])
+    assert f"00:00 {first.value:.1f} [{first.low:.1f}, {first.high:.1f}]" in shown.output
+    payload = json.loads(runner.invoke(app, ["calibrate", str(log_file), "--out", str(out), "--json"]).stdout)
+    rate = payload["estimates"]["arrival_rates_per_hour"][0]
+    assert (rate["value"], rate["low"], rate["high"]) == pytest.approx((first.value, first.low, first.high))
+
+
+def test_kpis_with_parameter_uncertainty_are_reproducible_on_any_workers(log_file: Path, tmp_path: Path) -> None:
+    from csr_marl.whatif.calibrate import calibration_overrides
+    from csr_marl.whatif.parameter_uncertainty import kpis_with_parameter_uncertainty
+
+    fit = calibrate(read_contact_log(log_file), 30)
+    scenario = csr_marl.load_scenario("validation/mmc", {**calibration_overrides(fit), "horizon_minutes": 240})
+    both = kpis_with_parameter_uncertainty(scenario, fit, 12, seed=0, workers=1)
+    assert both == kpis_with_parameter_uncertainty(scenario, fit, 12, seed=0, workers=2)
+    fixed, drawn = both["fixed"]["service_level"], both["drawn"]["service_level"]
+    assert 0 <= drawn.low <= drawn.high <= 1 and drawn.n == fixed.n == 12 and drawn != fixed
+
+
+def test_parameter_draws_spread_as_the_fitted_uncertainty(log_file: Path) -> None:
+    from csr_marl.whatif.parameter_uncertainty import parameter_draw
+
+    fit = calibrate(read_contact_log(log_file), 30)
+    rng = np.random.default_rng(0)
+    draws = [parameter_draw(fit, "resolver", rng) for _ in range(2_000)]
+    rates = np.array([[rate for _, rate in d["arrivals"]["profile"]] for d in draws])
+    counts = np.array([r.value for r in fit.arrival_rates]) * fit.days / 2  # contacts per interval, all days
+    # Poisson: the rate's standard error is sqrt(count) / days, in contacts per hour x 2.
+    assert rates.std(axis=0) == pytest.approx(np.sqrt(counts + 0.5) / fit.days * 2, rel=0.08)
+    assert rates.mean(axis=0) == pytest.approx((counts + 0.5) / fit.days * 2, rel=0.02)
+    handle = np.array([d["handle_times.tools.respond_user"]["mean_minutes"] for d in draws])
+    se = (fit.handle["resolver"].mean.high - fit.handle["resolver"].mean.low) / (2 * 1.96)
+    assert handle.mean() == pytest.approx(fit.handle["resolver"].mean.value, abs=3 * se / np.sqrt(2_000))
+    assert handle.std() == pytest.approx(se, rel=0.08)

@@ -11,7 +11,9 @@ from csr_marl.analysis import servers_for_service_level
 from csr_marl.analysis.intervals import iterative_headcount, service_level_given_counts, sipp_headcounts
 from csr_marl.whatif import StudyError, parse_targets, search_staffing
 from csr_marl.whatif.interval_runs import interval_arrival_rates, scenario_with_plan
-from csr_marl.whatif.interval_staffing import plan_interval_staffing
+from csr_marl.whatif.executors import InlineExecutor
+from csr_marl.whatif.interval_staffing import check_until_decided, measure_pilot, plan_interval_staffing
+from csr_marl.whatif.summary import estimates
 
 # 90 Erlangs: 3,600 contacts an hour, 1.5-minute exponential handle time, 80% answered within 20 s.
 NINETY = {
@@ -90,7 +92,7 @@ def test_interval_plan_shows_sipp_beside_the_iterative_algorithm() -> None:
     overrides = {"horizon_minutes": 120, "warmup_minutes": 0, "arrivals": {"profile": [[0, 60], [60, 180]]},
                  "handle_times.tools.respond_user.mean_minutes": 3.0, "service_level.interval_minutes": 30}
     plan = plan_interval_staffing("validation/mmc", 0.8, ["resolver"], overrides=overrides, replications=4,
-                                  max_iterations=3, workers=1)
+                                  max_iterations=3, trim_replications=8, workers=1)
     assert len(plan.sipp["resolver"]) == len(plan.iterative["resolver"]) == 4
     assert plan.sipp["resolver"][0] < plan.sipp["resolver"][3]  # the rate triples at minute 60
     assert plan.iterative["resolver"][0] < plan.iterative["resolver"][3]
@@ -115,7 +117,7 @@ def test_staff_by_interval_command(tmp_path) -> None:
 
     runner = CliRunner()
     out, chart = tmp_path / "req.csv", tmp_path / "chart.png"
-    args = ["staff", "validation/mmc", "--by-interval", "--target", "service_level>=0.8", "--replications", "3",
+    args = ["staff", "validation/mmc", "--by-interval", "--target", "service_level>=0.8", "--replications", "3", "--trim-replications", "4",
             "--max-iterations", "2", "--workers", "1", "--set", "horizon_minutes=60", "--set", "warmup_minutes=0",
             "--out", str(out), "--plot", str(chart), "--json"]
     result = runner.invoke(app, args)
@@ -126,3 +128,68 @@ def test_staff_by_interval_command(tmp_path) -> None:
     assert chart.read_bytes()[:4] == b"\x89PNG"
     bad = runner.invoke(app, ["staff", "validation/mmc", "--by-interval", "--target", "p_wait<=0.2"])
     assert bad.exit_code == 2 and 'service_level>=0.8' in bad.output
+
+
+def test_pilot_handle_time_and_offered_load_carry_no_end_of_day_bias() -> None:
+    # 10-minute exponential calls, 50 Erlangs, a 4-hour day that ends with ~50 calls in service. Counting
+    # those as whole services put the mean ~10 standard errors low (9.54); completed services only do not.
+    overrides = {"handle_times.tools.respond_user.mean_minutes": 10, "arrivals.rate_per_hour": 300,
+                 "horizon_minutes": 240, "warmup_minutes": 0, "staffing.resolver": 30}
+    base = csr_marl.load_scenario("validation/mmc", overrides)
+    pilots = [measure_pilot(base, ["resolver"], "expert", seed, InlineExecutor(), replications=1)["resolver"]
+              for seed in range(60)]
+    for values, truth in ((np.array([p[0] for p in pilots]), 10.0), (np.array([p[1] for p in pilots]), 50.0)):
+        standard_error = values.std(ddof=1) / np.sqrt(values.size)
+        assert abs(values.mean() - truth) <= standard_error
+
+
+def test_interval_verdicts_are_sequential_and_undecided_at_the_cap() -> None:
+    # One 30-minute interval overstaffed (service level 1 in every run), one short (about 0.67 against 0.8).
+    base = csr_marl.load_scenario("validation/mmc", {"horizon_minutes": 60, "warmup_minutes": 0})
+    capped = check_until_decided(scenario_with_plan(base, {"resolver": [12, 4]}), {"resolver": [12, 4]}, "expert", 0, ["resolver"], 0.8, 4, 8, InlineExecutor())
+    assert capped.replications == 8 and capped.verdicts(0.8) == ["undecided", "undecided"]
+    check = check_until_decided(scenario_with_plan(base, {"resolver": [12, 4]}), {"resolver": [12, 4]}, "expert", 0, ["resolver"], 0.8, 4, 64, InlineExecutor())
+    assert check.replications == 32 and check.verdicts(0.8) == ["meets", "below"]
+    always, short = check.service_level("resolver")
+    # At 1 in all 32 runs: the exact interval [(0.025)^(1/32), 1], not [1, 1].
+    assert always.mean == 1.0 and always.low == pytest.approx(0.025 ** (1 / 32)) and always.high == 1.0
+    assert 0.0 <= short.low < short.mean < short.high < 0.8
+
+
+def test_a_share_at_zero_or_one_gets_an_exact_interval_and_cis_stay_in_zero_one() -> None:
+    ones = estimates([{"service_level": 1.0}] * 20, ["service_level"])["service_level"]
+    assert (ones.low, ones.high) == (pytest.approx(0.025 ** (1 / 20)), 1.0)
+    zeros = estimates([{"abandonment_rate": 0.0}] * 20, ["abandonment_rate"])["abandonment_rate"]
+    assert (zeros.low, zeros.high) == (0.0, pytest.approx(1 - 0.025 ** (1 / 20)))
+    wide = estimates([{"service_level": 0.9}, {"service_level": 1.0}], ["service_level"])["service_level"]
+    assert 0.0 <= wide.low and wide.high == 1.0  # the t interval (0.95 ± 0.64) clipped to [0, 1]
+
+
+def test_trim_moves_thirds_of_an_agent_at_most_one_agent_a_pass() -> None:
+    from csr_marl.whatif.interval_trim import _steps_to_move, _move, split
+
+    # 0.09 above a 0.5 target (aim 0.01) with one agent worth 0.06: remove 4 thirds (0.08), not 5.
+    assert _steps_to_move(0.6, 0.06, 0.5, 0.01, 6) == -4
+    assert _steps_to_move(0.6, 0.06, 0.5, 0.01, 3) == -3  # at most one agent a pass
+    assert _steps_to_move(0.525, 0.06, 0.5, 0.01, 3) == 0  # within a third of an agent above: keep
+    assert _steps_to_move(0.475, 0.06, 0.5, 0.01, 3) == 2  # below: add back
+    steps = split({"resolver": [5, 7]})["resolver"]
+    assert steps == [5, 5, 5, 7, 7, 7]
+    _move(steps, 1, -2)
+    _move(steps, 0, 1)
+    assert steps == [6, 5, 5, 7, 6, 6]
+
+
+@pytest.mark.slow
+def test_trimmed_plan_holds_the_target_in_every_interval() -> None:
+    from csr_marl.whatif.executors import executor_scope
+    from csr_marl.whatif.interval_trim import hold_target, interval_levels, scenario_with_steps
+
+    base = csr_marl.load_scenario("examples/sinusoidal_day", {"horizon_minutes": 180})
+    with executor_scope(None, 2) as pool:
+        trim = hold_target(base, {"resolver": [40] * 6}, ["resolver"], 0.5, "expert", 0, 200, pool)
+        check = interval_levels(scenario_with_steps(base, trim.steps), ["resolver"], "expert", 99, 400, pool)
+    for level, effect in zip(check["resolver"], trim.effect["resolver"]):
+        assert level.high >= 0.5  # meets the target (within its CI, on replications the trim never saw)
+        if effect < 0.1:
+            assert level.low <= 0.55  # within 0.05 of it where one agent moves it by less than 0.1

@@ -11,6 +11,7 @@ To add a command, add a :class:`LazyCommand` to :data:`COMMANDS`.
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -19,6 +20,11 @@ from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandInfo
 
 from .. import __version__
+
+try:  # Typer vendors its Click (typer._click) in recent releases: catch the exceptions it raises
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover - Typer on Click
+    from click import exceptions as click_errors
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,29 @@ class LazyGroup(TyperGroup):
 
     def get_params(self, ctx: Any) -> list[Any]:
         return plain_metavars(super().get_params(ctx))
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        """Run the CLI; a usage error (missing or unknown option, bad value) is one line on stderr,
+        ``error: ... (see csr-marl CMD --help)``, with exit code 2, instead of Click's box."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click_errors.NoArgsIsHelpError as error:
+            typer.echo(error.format_message())
+            sys.exit(2)
+        except click_errors.UsageError as error:
+            where = error.ctx.command_path if error.ctx is not None else "csr-marl"
+            message = " ".join(error.format_message().split())
+            typer.echo(f"error: {message} (see {where} --help)", err=True)
+            sys.exit(2)
+        except click_errors.ClickException as error:
+            typer.echo(f"error: {' '.join(error.format_message().split())}", err=True)
+            sys.exit(error.exit_code)
+        except click_errors.Abort:
+            typer.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True

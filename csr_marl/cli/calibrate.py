@@ -2,17 +2,37 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.table import Table
 
 from ..config.loading import load_scenario
-from ..whatif.calibrate import calibrate, calibration_overrides, calibration_report, read_contact_log
+from ..whatif.calibrate import calibrate, calibration_overrides, calibration_payload, calibration_report, read_contact_log
 from ..whatif.contact_log import printable
+from ..whatif.errors import StudyError
+from ..whatif.parameter_uncertainty import kpis_with_parameter_uncertainty
+from ..whatif.summary import Estimate
 from ..whatif.store import atomic_write
 from .common import check_output_file, console, escape, friendly_errors, parse_sets, print_json
 from .intervals import scenario_yaml
+
+
+OPENS_AT = re.compile(r"([01]\d|2[0-3]):[0-5]\d")
+
+
+def uncertainty_table(kpis: dict[str, dict[str, Estimate]], replications: int) -> Table:
+    """The calibrated scenario's KPIs with the estimates as the truth, and with parameter uncertainty."""
+    table = Table(title=f"the calibrated scenario simulated: mean [95% CI] over {replications} replications",
+                  title_justify="left")
+    table.add_column("KPI")
+    table.add_column("parameters fixed", justify="right")
+    table.add_column("parameters drawn", justify="right")
+    for name in kpis["fixed"]:
+        table.add_row(name, str(kpis["fixed"][name]), str(kpis["drawn"][name]))
+    return table
 
 
 @friendly_errors
@@ -25,7 +45,11 @@ def calibrate_command(
     horizon: Optional[float] = typer.Option(None, "--horizon", help="Minutes in a day, at most 10080 (a week). \\[default: up to the last arrival's interval]"),
     queue: Optional[str] = typer.Option(None, "--queue", help="Which queue's handle-time fit the scenario uses. \\[default: resolver, or the only one]"),
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE on the result (dotted path, YAML value); repeatable."),
-    as_json: bool = typer.Option(False, "--json", help="Print the estimates as JSON."),
+    opens_at: Optional[str] = typer.Option(None, "--opens-at", help="HH:MM: each day of a date-time log counts from this opening. \\[default: each day's first arrival's interval]"),
+    check: int = typer.Option(0, "--check", min=0, help="Simulate N replications with the estimates and N with parameters drawn from their fitted distributions; print the KPIs of both."),
+    seed: int = typer.Option(0, "--seed", "-s", help="--check: root seed."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w", help="--check: parallel worker processes. \\[default: every CPU]"),
+    as_json: bool = typer.Option(False, "--json", help="Print the estimates, with their 95% CIs, as JSON."),
     force: bool = typer.Option(False, "--force", help="Replace --out if it exists."),
 ) -> None:
     """Fit a scenario to a contact log: arrivals per interval, handle times, patience, tier and category mixes.
@@ -33,7 +57,9 @@ def calibrate_command(
     Handle times: exponential / lognormal / gamma chosen by AIC, with a goodness-of-fit line; patience from
     censored waits (Kaplan-Meier and the exponential MLE)."""
     check_output_file(out, "--out", (".yaml", ".yml"), replace=force)
-    fit = calibrate(read_contact_log(contacts), interval, horizon)
+    if opens_at is not None and not OPENS_AT.fullmatch(opens_at):
+        raise StudyError(f"--opens-at {printable(opens_at)!r}: give a clock time HH:MM, e.g. 08:00")
+    fit = calibrate(read_contact_log(contacts, interval, opens_at), interval, horizon)
     source = printable(contacts.name)
     overrides = {
         **calibration_overrides(fit, queue),
@@ -44,9 +70,15 @@ def calibrate_command(
     report = calibration_report(fit)
     label = printable(name or out.stem)
     atomic_write(out, scenario_yaml(scenario, label, [f"Calibrated by csr-marl calibrate from {source}:", *report]))
+    uncertain = kpis_with_parameter_uncertainty(scenario, fit, check, seed, queue=queue or "resolver", workers=workers) if check else None
     if as_json:
-        print_json({"scenario": str(out), "report": report, "overrides": overrides})
+        payload = {"scenario": str(out), "estimates": calibration_payload(fit), "report": report, "overrides": overrides}
+        if uncertain is not None:
+            payload["check"] = {which: {k: e._asdict() for k, e in kpis.items()} for which, kpis in uncertain.items()}
+        print_json(payload)
         return
     for line in report:
         console.print(escape(line), highlight=False, soft_wrap=True)
+    if uncertain is not None:
+        console.print(uncertainty_table(uncertain, check))
     console.print(f"[dim]wrote {escape(str(out))} (scenario {escape(label)}); try: csr-marl simulate {escape(str(out))}[/]", highlight=False)

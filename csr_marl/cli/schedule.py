@@ -23,19 +23,20 @@ from rich.table import Table
 from ..config.domain import ROLES
 from ..config.scenario import MAX_HEADCOUNT
 from ..config.loading import load_scenario
-from ..config.scenario import Scenario
+from ..config.scenario import Scenario, clock_time
 from ..whatif import parse_targets
 from ..whatif.errors import StudyError
 from ..whatif.executors import executor_scope
+from ..whatif.forecast import rostered
 from ..whatif.grid import parse_values
 from ..whatif.interval_chart import interval_chart_png
 from ..whatif.interval_runs import interval_starts, scenario_with_plan
-from ..whatif.interval_staffing import PlanCheck, check_plan, plan_interval_staffing
+from ..whatif.interval_staffing import PlanCheck, check_until_decided, plan_interval_staffing
 from ..whatif.schedule import Schedule, read_requirements, schedule_rows, shift_templates, solve_schedule
 from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.store import atomic_write
-from .common import check_output_folder, console, escape, friendly_errors, note, parse_sets, warn
-from .intervals import clock, csv_text, interval_target, plan_rows, scenario_yaml
+from .common import check_output_folder, console, escape, friendly_errors, note, parse_sets, print_json, warn
+from .intervals import VERDICT_LEGEND, csv_text, interval_target, plan_rows, scenario_yaml, verdict_cell
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
 
@@ -54,6 +55,9 @@ def schedule_command(
     interval: Optional[int] = typer.Option(None, "--interval", help="Interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
     policy: str = typer.Option(ANALYST_POLICY, "--policy", "-p", help="Built-in policy the staff follow."),
     replications: int = typer.Option(20, "--replications", "-r", help="Replications per simulation (requirements and the check)."),
+    shrinkage: float = typer.Option(0.0, "--shrinkage", min=0.0, max=0.99, help="Share of paid time off the floor: rostered heads = scheduled staff / (1 - shrinkage)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the shifts and every interval's requirement, coverage and simulated service level as JSON."),
+    max_replications: int = typer.Option(80, "--max-replications", help="The check doubles its replications up to here while an interval's CI straddles the target (then: undecided)."),
     sets: Optional[list[str]] = SETS,
     seed: Optional[int] = SEED,
     workers: Optional[int] = WORKERS,
@@ -86,21 +90,23 @@ def schedule_command(
         if given is None:
             say("sizing every interval with the iterative staffing algorithm (and SIPP beside it)")
             plan = plan_interval_staffing(base, target, chosen, policy=policy, seed=seed or 0,
-                                          replications=replications, executor=pool, report=say)
+                                          replications=replications, max_replications=max_replications,
+                                          executor=pool, report=say)
             need = plan.requirements(use)
             extra_rows = plan_rows(plan)
         else:
             need, extra_rows = {role: given[role] for role in chosen}, None
         schedule = solve_schedule(need, templates, width, mode="budget" if budget is not None else "cover", budget=budget)
         say(f"schedule {schedule.status.lower()}: {schedule.paid_hours():g} paid staff-hours; simulating it")
-        check = check_plan(base, schedule.coverage, policy, seed or 0, replications, executor=pool)
+        check = check_until_decided(scenario_with_plan(base, schedule.coverage), schedule.coverage, policy, seed or 0, list(schedule.coverage), target,
+                                    replications, max(replications, max_replications), pool)
     # Every output is made before any is written: a failure leaves --out as it was.
     scheduled = scenario_with_plan(base, schedule.coverage)
     header = "Written by csr-marl schedule: the scenario staffed by the schedule (staffing.shifts)."
     files: dict[str, str | bytes] = {
-        "schedule.csv": csv_text(schedule_rows(schedule)),
+        "schedule.csv": csv_text(schedule_rows(schedule, base.opens_at)),
         "scenario.yaml": scenario_yaml(scheduled, f"{base.name}_schedule", [header]),
-        "intervals.csv": csv_text(interval_rows(schedule, check, target)),
+        "intervals.csv": csv_text(interval_rows(schedule, check, target, base.opens_at)),
     }
     if extra_rows is not None:
         files["requirements.csv"] = csv_text(extra_rows)
@@ -110,10 +116,23 @@ def schedule_command(
         warn(str(exc))
     out.mkdir(parents=True, exist_ok=True)
     written = [str(atomic_write(out / name, content)) for name, content in files.items()]
+    if as_json:
+        print_json({
+            "scenario": base.name, "status": schedule.status, "mode": schedule.mode, "target_service_level": target,
+            "opens_at": base.opens_at, "replications": check.replications, "shrinkage": shrinkage,
+            "shifts": schedule_rows(schedule, base.opens_at), "intervals": interval_rows(schedule, check, target, base.opens_at),
+            "roles": {role: {"on_floor": schedule.headcount(role), "rostered": rostered(schedule.headcount(role), shrinkage),
+                             "paid_hours": schedule.paid_hours(role), "shortfall": schedule.shortfall(role)}
+                      for role in schedule.coverage},
+            "written": written,
+        })
+        return
     console.print(schedule_table(schedule, check, target, base))
+    console.print(f"[dim]{VERDICT_LEGEND}[/]", highlight=False)
     for role in schedule.coverage:
         console.print(
-            f"{role}: {schedule.headcount(role)} staff, {schedule.paid_hours(role):g} paid hours, "
+            f"{role}: {schedule.headcount(role)} staff on the floor, rostered {rostered(schedule.headcount(role), shrinkage)} "
+            f"with {shrinkage:.0%} shrinkage, {schedule.paid_hours(role):g} paid hours on the floor, "
             f"shortfall {schedule.shortfall(role)} staff-intervals", highlight=False,
         )
     console.print(f"[dim]wrote {escape(', '.join(written))}[/]", highlight=False)
@@ -144,16 +163,18 @@ def _roles(base: Scenario, roles: list[str] | None, given: dict[str, list[int]] 
     return chosen
 
 
-def interval_rows(schedule: Schedule, check: PlanCheck, target: float) -> list[dict[str, Any]]:
+def interval_rows(schedule: Schedule, check: PlanCheck, target: float, opens_at: str = "00:00") -> list[dict[str, Any]]:
     rows = []
     for k, start in enumerate(schedule.starts):
         for role in schedule.coverage:
-            level = check.service_level(role)[k]
+            level, verdict = check.service_level(role)[k], check.verdicts(target, [role])
             rows.append({
-                "start_minute": start, "role": role, "required": schedule.requirements[role][k],
+                "start_minute": start, "start_time": clock_time(start, opens_at), "role": role,
+                "required": schedule.requirements[role][k],
                 "scheduled": schedule.coverage[role][k], "offered": round(check.intervals[k]["offered"].mean, 3),
                 "service_level": _num(level.mean), "service_level_low": _num(level.low),
-                "service_level_high": _num(level.high), "meets_target": "" if math.isnan(level.mean) else level.mean >= target,
+                "service_level_high": _num(level.high), "replications": check.replications,
+                "verdict": "" if math.isnan(level.mean) else verdict[k],
             })
     return rows
 
@@ -173,13 +194,14 @@ def schedule_table(schedule: Schedule, check: PlanCheck, target: float, base: Sc
     for role in schedule.coverage:
         table.add_column(f"{role} need/on", justify="right")
         table.add_column(f"SL {role}", justify="right")
+    verdicts = {role: check.verdicts(target, [role]) for role in schedule.coverage}
     for k, start in enumerate(schedule.starts):
-        cells = [clock(start), f"{check.intervals[k]['offered'].mean:.1f}"]
+        cells = [base.clock(start), f"{check.intervals[k]['offered'].mean:.1f}"]
         for role in schedule.coverage:
             level = check.service_level(role)[k]
             text = str(level) if not math.isnan(level.mean) else "–"
             cells += [f"{schedule.requirements[role][k]}/{schedule.coverage[role][k]}",
-                      f"[red]{text}[/]" if not math.isnan(level.mean) and level.mean < target else text]
+                      verdict_cell(text, verdicts[role][k])]
         table.add_row(*cells)
     return table
 
@@ -198,5 +220,5 @@ def _chart(base: Scenario, schedule: Schedule, check: PlanCheck, target: float) 
     return interval_chart_png(
         schedule.starts, schedule.width, offered, capacity, {"scheduled": check.service_level(role)}, target,
         title=f"{base.name} · {role}s · the schedule simulated, mean and 95% CI over {check.replications} replications",
-        service_label=f"service level, {role} queue",
+        service_label=f"service level, {role} queue", opens_at=base.opens_at,
     )

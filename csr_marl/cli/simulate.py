@@ -23,14 +23,21 @@ HEADLINE = (
     "in_system_at_end", "service_level", "asa_minutes", "wait_p90_minutes", "service_level_first_response",
     "abandonment_rate",
     "first_contact_resolution", "escalation_rate", "sla_attainment", "occupancy_triage",
-    "occupancy_resolver", "occupancy_escalation", "triage_accuracy", "reply_score_mean", "sentiment_mean",
-    "upset_rate",
+    "occupancy_resolver", "occupancy_escalation",
 )
+#: Columns of the team's own work, for RL and LLM studies (``--all``): what the decisions earned.
+LEARNING = ("triage_accuracy", "reply_score_mean", "sentiment_mean", "upset_rate")
 
 
 @friendly_errors
-def scenarios_command() -> None:
+def scenarios_command(
+    as_json: bool = typer.Option(False, "--json", help="Print the scenarios (name, description, opening time, hours) as JSON."),
+) -> None:
     """List the scenarios shipped with csr_marl."""
+    if as_json:
+        print_json([{"name": name, "description": s.description, "opens_at": s.opens_at, "horizon_minutes": s.horizon_minutes}
+                    for name, s in ((name, load_scenario(name)) for name in scenario_names())])
+        return
     table = Table(title="scenarios", title_justify="left")
     table.add_column("name")
     table.add_column("description")
@@ -54,6 +61,7 @@ def simulate_command(
     log: Optional[Path] = typer.Option(None, "--log", help="Write a per-contact log (.csv or .jsonl); a new file."),
     force: bool = typer.Option(False, "--force", help="Replace the --log file if it exists."),
     interval: Optional[int] = typer.Option(None, "--interval", help="Interval KPIs every 15, 30 or 60 minutes (service_level.interval_minutes). \\[default: the scenario's, 30]"),
+    show_all: bool = typer.Option(False, "--all", help="Add the RL and LLM columns (triage accuracy, reply score, sentiment, upset rate, team return) to the KPI table."),
 ) -> None:
     """Run one episode with a built-in or trained policy and print the KPI table and the interval table."""
     overrides = parse_sets(sets)
@@ -77,13 +85,16 @@ def simulate_command(
         print_json(payload)
         return
     queue = scenario_headline_queue(scn)
-    rows = {queue_label(key, queue): result.kpis[key] for key in HEADLINE if not _nan(result.kpis.get(key))}
-    rows["team_return"] = result.team_return
+    shown = HEADLINE + LEARNING if show_all else HEADLINE
+    rows = {queue_label(key, queue): result.kpis[key] for key in shown if not _nan(result.kpis.get(key))}
+    if show_all:
+        rows["team_return"] = result.team_return
     threshold = scn.service_level.threshold_minutes
     title = with_overrides(f"{scn.name} · policy={policy} · seed={seed} · {scn.horizon_minutes:g} min", overrides)
     console.print(kpi_table(title, rows))
     definitions = kpi_definitions(queue, threshold)
-    print_definitions(("service_level", "asa_minutes", "service_level_first_response", "occupancy_<role>"), definitions)
+    defined = ("service_level", "asa_minutes", "service_level_first_response", "occupancy_<role>")
+    print_definitions(defined + (LEARNING + ("team_return",) if show_all else ()), definitions)
     console.print(f"[dim]KPIs count contacts arriving after the {scn.warmup_minutes:g}-minute warm-up.[/]")
     columns = {"offered": "offered", "resolved": "resolved", "abandoned": "abandoned",
                "service_level": "SL", "asa_minutes": "ASA", "sla_attainment": "SLA met"}
@@ -97,7 +108,8 @@ def simulate_command(
     console.print(by_priority)
     width = scn.service_level.interval_minutes
     console.print(interval_table(result.intervals, staffed_roles(result.intervals),
-                                 f"per {width}-minute interval · SL and ASA: the {scenario_headline_queue(scn)} queue"))
+                                 f"per {width}-minute interval · SL and ASA: the {scenario_headline_queue(scn)} queue",
+                                 scn.opens_at))
     abbreviations({
         "SLA": "the priority's service-level agreement: minutes from arrival to resolution (sla_minutes)",
         "SL": f"service level: share answered from the {queue} queue within {threshold:g} min",

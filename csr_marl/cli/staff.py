@@ -9,11 +9,15 @@ import typer
 from rich.table import Table
 
 from ..config.domain import ROLES
+from ..config.loading import load_scenario
 from ..whatif import StaffingAnswer, parse_targets, search_staffing
 from ..whatif.interval_staffing import plan_interval_staffing
 from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.executors import executor_scope
 from .common import check_output_file, console, escape, friendly_errors, note, parse_sets, print_definitions, print_json, with_overrides
+from ..whatif.errors import StudyError
+from ..whatif.forecast import rostered
+from .forecast import Staffing, staff_forecast
 from .intervals import interval_target, show_plan
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
@@ -22,22 +26,30 @@ SHOWN = ("service_level", "abandonment_rate", "asa_minutes", "sla_attainment")
 
 @friendly_errors
 def staff_command(
-    scenario: str = typer.Argument(..., help="Scenario name or YAML path."),
+    scenario: Optional[str] = typer.Argument(None, help="Scenario name or YAML path (not with --forecast)."),
     targets: Optional[list[str]] = TARGETS,
     roles: Optional[list[str]] = typer.Option(None, "--role", help=f"Role to size ({', '.join(ROLES)}); repeatable. \\[default: every staffed role]"),
     policy: str = typer.Option(ANALYST_POLICY, "--policy", "-p", help="Built-in policy the staff follow (expert: staff who know every issue; heuristic: the fair RL baseline)."),
     sets: Optional[list[str]] = SETS,
     seed: Optional[int] = SEED,
     min_replications: int = typer.Option(10, "--min-replications", help="Replications per headcount to start with (and per extra batch)."),
-    max_replications: int = typer.Option(60, "--max-replications", help="Stop adding replications here even if a CI still straddles a target."),
+    max_replications: int = typer.Option(60, "--max-replications", help="Stop adding replications here even if a CI still straddles a target (--by-interval: the cap of each plan's check; an interval still straddling it is undecided)."),
     max_headcount: Optional[int] = typer.Option(None, "--max-headcount", min=0, help="Largest headcount to try per role. \\[default: 3 x max(Erlang, current) + 10]"),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
     by_interval: bool = typer.Option(False, "--by-interval", help="A headcount per role per interval instead: SIPP beside the iterative staffing algorithm, both simulated (target: service_level>=X)."),
     interval: Optional[int] = typer.Option(None, "--interval", help="--by-interval: interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
     replications: int = typer.Option(20, "--replications", "-r", help="--by-interval: replications per iteration and per check."),
     max_iterations: int = typer.Option(8, "--max-iterations", help="--by-interval: iterations of the staffing algorithm at most."),
+    hold: bool = typer.Option(True, "--hold/--no-hold", help="--by-interval: trim the iterative plan in steps of a third of an interval until every interval holds the target."),
+    trim_replications: Optional[int] = typer.Option(None, "--trim-replications", min=2, help="--by-interval: replications per trim pass. \\[default: 10 x --replications]"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="--by-interval: write the requirements (CSV, one row per interval and role) for csr-marl schedule."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="--by-interval: write the interval chart (PNG)."),
+    forecast: Optional[Path] = typer.Option(None, "--forecast", help="Forecast CSV (interval, volume, aht_seconds or aht_minutes, optional queue): per-interval requirements, Erlang beside the iterative algorithm."),
+    within_seconds: float = typer.Option(20.0, "--within-seconds", help="--forecast: the service level's threshold."),
+    patience_seconds: Optional[float] = typer.Option(None, "--patience-seconds", help="--forecast: mean patience (Erlang A and abandonment in the simulation)."),
+    scenario_out: Optional[Path] = typer.Option(None, "--scenario-out", help="--forecast: write the scenario that simulates the forecast (YAML), for csr-marl schedule and simulate."),
+    shrinkage: float = typer.Option(0.0, "--shrinkage", min=0.0, max=0.99, help="Share of paid time off the floor (0.3 = 30%): rostered heads = on floor / (1 - shrinkage)."),
+    max_occupancy: Optional[float] = typer.Option(None, "--max-occupancy", min=0.01, max=1.0, help="Occupancy cap, e.g. 0.85: by interval, at least load / cap on the floor; whole day, the target occupancy_<role><=cap."),
     workers: Optional[int] = WORKERS,
     backend: str = BACKEND,
     ray_address: Optional[str] = RAY_ADDRESS,
@@ -47,6 +59,22 @@ def staff_command(
     With --by-interval: the headcount per role per interval, SIPP beside the iterative algorithm."""
     bounds = parse_targets(targets)
     overrides = parse_sets(sets)
+    if forecast is not None:
+        if scenario is not None:
+            raise StudyError("--forecast builds its own scenario: give the forecast or a scenario, not both")
+        for path, option, suffix in ((out, "--out", ".csv"), (scenario_out, "--scenario-out", ".yaml")):
+            if path is not None:
+                check_output_file(path, option, (suffix,))
+        options = Staffing(interval_target(bounds), within_seconds, patience_seconds, shrinkage, max_occupancy,
+                           replications, max_replications, hold, trim_replications, seed or 0)
+        with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
+            staff_forecast(forecast, options, pool, out, scenario_out, as_json)
+        return
+    if scenario is None:
+        raise StudyError("give a scenario (csr-marl scenarios lists them) or --forecast FILE.csv")
+    if max_occupancy is not None and not by_interval:  # the whole-day search takes the cap as targets
+        chosen = roles or [r for r in ROLES if load_scenario(scenario, overrides).staffing.peak(r) > 0]
+        bounds = [*bounds, *parse_targets([f"occupancy_{role}<={max_occupancy:g}" for role in chosen])]
     if by_interval:
         if interval is not None:
             overrides["service_level.interval_minutes"] = interval
@@ -57,9 +85,10 @@ def staff_command(
         with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
             plan = plan_interval_staffing(
                 scenario, target, roles, policy=policy, seed=seed or 0, overrides=overrides,
-                replications=replications, max_iterations=max_iterations, executor=pool, report=note,
+                replications=replications, max_replications=max_replications, max_iterations=max_iterations,
+                hold=hold, trim_replications=trim_replications, executor=pool, report=note,
             )
-        show_plan(plan, as_json, out, plot)
+        show_plan(plan, as_json, out, plot, shrinkage, max_occupancy)
         return
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
         answer = search_staffing(
@@ -68,9 +97,13 @@ def staff_command(
             report=note,
         )
     if as_json:
-        print_json(answer_payload(answer))
+        print_json({**answer_payload(answer), "shrinkage": shrinkage,
+                    "rostered": {role: rostered(n, shrinkage) for role, n in answer.staffing.items()}})
         return
     print_answer(answer, overrides)
+    if shrinkage:
+        heads = ", ".join(f"{role}={rostered(n, shrinkage)}" for role, n in answer.staffing.items() if n)
+        console.print(f"rostered with {shrinkage:.0%} shrinkage (on floor / (1 - shrinkage)): {heads}", highlight=False)
 
 
 def answer_payload(answer: StaffingAnswer) -> dict:

@@ -29,7 +29,7 @@ from ..whatif import (
 from ..whatif.executors import executor_scope
 from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.grid import format_value
-from .common import check_output_folder, console, escape, friendly_errors, parse_sets, print_definitions, progress_bar, queue_label, warn, with_overrides
+from .common import check_output_folder, console, escape, friendly_errors, parse_sets, print_definitions, print_json, progress_bar, queue_label, warn, with_overrides
 
 WORKERS = typer.Option(None, "--workers", "-w", min=1, help="Parallel workers (default: one per CPU).")
 BACKEND = typer.Option("process", "--backend", help="process (local pool) or ray (pip install 'csr-marl\\[ray]').")
@@ -80,6 +80,7 @@ def sweep_command(
     workers: Optional[int] = WORKERS,
     backend: str = BACKEND,
     ray_address: Optional[str] = RAY_ADDRESS,
+    as_json: bool = typer.Option(False, "--json", help="Print every grid point's values and KPI estimates (mean, low, high, n) as strict JSON."),
 ) -> None:
     """Run every combination of the --vary values, replicated, and report each KPI's mean and 95% CI."""
     preset = load_sweep_definition(config) if config else SweepDefinition()
@@ -99,6 +100,16 @@ def sweep_command(
     check_output_folder(out, "--out")
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool, progress_bar("sweep") as bar:
         outcome = run_sweep(study, out, executor=pool, progress=bar, command=invocation(ctx), plot_kpi=shown, targets=bounds)
+    if as_json:
+        print_json({
+            "scenario": study.scenario.name, "policy": study.policy, "replications": study.replications,
+            "fields": study.fields, "folder": str(outcome.folder), "targets": [str(t) for t in bounds],
+            "points": [{"values": p.values, "estimates": {k: e._asdict() for k, e in p.estimates.items()},
+                        **({"verdicts": {str(t): t.verdict(p.estimates[t.kpi]) for t in bounds}} if bounds else {})}
+                       for p in outcome.points],
+            "warnings": list(outcome.warnings),
+        })
+        return
     console.print(sweep_table(outcome.points, study.fields, shown, bounds, title=_title(study, outcome.folder, overrides), queue=study.headline_queue))
     print_definitions([shown], kpi_definitions(study.headline_queue, study.scenario.service_level.threshold_minutes))
     if outcome.reused:

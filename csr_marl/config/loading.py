@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import copy
 import csv
+import difflib
 import math
 import os
+import typing
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import yaml
 from pydantic import ValidationError
@@ -64,9 +66,10 @@ def _find(name_or_path: str | os.PathLike[str]) -> Path:
     for candidate in (root / f"{path}.yaml", *sorted(root.glob(f"*/{path}.yaml"))):
         if candidate.is_file() and candidate.relative_to(root).parts[0] != "tickets":
             return candidate
-    raise ScenarioError(
-        f"unknown scenario {str(name_or_path)!r}; known: {', '.join(scenario_names())}"
-    )
+    known = scenario_names()
+    close = difflib.get_close_matches(str(name_or_path), known, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise ScenarioError(f"unknown scenario {str(name_or_path)!r}{hint}; known: {', '.join(known)}")
 
 
 def read_yaml_file(path: Path, what: str) -> Any:
@@ -136,12 +139,27 @@ def format_validation_error(prefix: str, exc: ValidationError, data: Any = None)
     path = ".".join(p if not p.isdigit() else f"[{p}]" for p in loc).replace(".[", "[")
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
-        message = "unknown key"
+        close = difflib.get_close_matches(loc[-1], _keys_at(loc[:-1]), n=1, cutoff=0.6) if loc else []
+        message = "unknown key" + (f" (did you mean {'.'.join([*loc[:-1], close[0]])}?)" if close else "")
     value = first.get("input")
     shown = "" if isinstance(value, (dict, list)) or value is None else f" (got {value!r})"
     more = f" [+{len(errors) - 1} more]" if len(errors) > 1 else ""
     field = f"{path}: " if path else ""
     return f"{prefix}: {field}{message}{shown}{more}"
+
+
+def _keys_at(path: Sequence[str]) -> list[str]:
+    """The keys a scenario section takes (for "did you mean"), or [] where the path leaves the models."""
+    from pydantic import BaseModel
+
+    model: Any = Scenario
+    for part in path:
+        field = model.model_fields.get(part) if isinstance(model, type) and issubclass(model, BaseModel) else None
+        if field is None:
+            return []
+        model = next((t for t in (field.annotation, *typing.get_args(field.annotation))
+                      if isinstance(t, type) and issubclass(t, BaseModel)), None)
+    return list(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else []
 
 
 def load_scenario(

@@ -11,7 +11,7 @@ import warnings
 from functools import cached_property
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .distributions import Distribution, Exponential, Lognormal
 from .domain import ALL_TOOLS, PRIORITIES, ROLES, TIERS
@@ -365,7 +365,7 @@ INTERVAL_CHOICES = (5, 10, 15, 20, 30, 60, 120)
 
 
 class ServiceLevel(_Frozen):
-    threshold_minutes: float = Field(default=1.0, gt=0)
+    threshold_minutes: float = Field(default=1.0, ge=0, description="answered within this many minutes counts toward the service level; 0: answered without waiting (1 - P(wait))")
     interval_minutes: int = Field(default=30, description="width of the interval KPIs (15, 30 or 60 are usual)")
 
     @model_validator(mode="after")
@@ -452,9 +452,26 @@ class Workflow(_Frozen):
     )
 
 
+def clock_time(minute: float, opens_at: str = "00:00") -> str:
+    """The clock time ``minute`` minutes into a day that opens at ``opens_at`` (``HH:MM``), as ``HH:MM``
+    (past midnight it wraps: a night shift opening at 21:00 shows 00:30 at minute 210)."""
+    total = (clock_minutes(opens_at) + int(round(minute))) % (24 * 60)
+    return f"{total // 60:02d}:{total % 60:02d}"
+
+
+def clock_minutes(time: str) -> int:
+    """``"08:30"`` -> 510, minutes after midnight."""
+    hours, minutes = time.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
 class Scenario(_Frozen):
     name: str = Field(min_length=1)
     description: str = ""
+    opens_at: str = Field(
+        default="00:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$",
+        description="clock time of minute 0 (HH:MM): intervals, schedules and charts print clock times from it",
+    )
     horizon_minutes: float = Field(default=480.0, gt=0)
     warmup_minutes: float = Field(default=0.0, ge=0)
     max_tickets: int | None = Field(default=None, gt=0)
@@ -468,6 +485,18 @@ class Scenario(_Frozen):
     rewards: Rewards = Rewards()
     observation: Observation = Observation()
     workflow: Workflow = Workflow()
+
+    @field_validator("opens_at", mode="before")
+    @classmethod
+    def _sexagesimal(cls, value: object) -> object:
+        # YAML 1.1 reads an unquoted 21:00 as the base-60 integer 1260 (minutes): take it as that time.
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 24 * 60:
+            return f"{value // 60:02d}:{value % 60:02d}"
+        return value
+
+    def clock(self, minute: float) -> str:
+        """``minute`` of the day as a clock time (see :func:`clock_time`)."""
+        return clock_time(minute, self.opens_at)
 
     @model_validator(mode="after")
     def _check(self) -> "Scenario":

@@ -17,6 +17,11 @@ class Policy(Protocol):
 
 
 PolicyFactory = Callable[[Scenario, np.random.Generator], Policy]
+
+#: The team ``csr_marl.simulate`` and every analyst command (simulate, sweep, staff, schedule) use
+#: when none is named: staff who know every issue, the team a contact center staffs for. RL and LLM
+#: work names its baseline (``heuristic``, the fair one that knows only the train split) explicitly.
+DEFAULT_POLICY = "expert"
 _REGISTRY: dict[str, PolicyFactory] = {}
 
 

@@ -467,7 +467,7 @@ class ContactCenter:
         staff.ticket = None
         self.busy_staff[staff.role] -= 1
 
-    def _add_busy(self, staff: Staff, until: float) -> None:
+    def _add_busy(self, staff: Staff, until: float, finished: bool = True) -> None:
         start = staff.busy_since
         if start < self.warmup:
             start = self.warmup
@@ -475,7 +475,8 @@ class ContactCenter:
             # Finishing a ticket after going off shift is busy *and* available time (overtime),
             # so occupancy stays a share of the minutes staff actually spent on the floor.
             off_shift = self._off_shift_minutes(staff, start, until) if self._has_shifts else 0.0
-            self.kpis.busy_span(staff.role, start, until, off_shift)
+            span = self.kpis.busy_span if finished else self.kpis.unfinished_span
+            span(staff.role, start, until, off_shift)
 
     def _off_shift_minutes(self, staff: Staff, start: float, until: float) -> float:
         shifts = self.scenario.staffing.shifts
@@ -704,7 +705,7 @@ class ContactCenter:
         self.rewards.add("waiting", self.meter.collect(end))
         for staff in self.staff:
             if staff.ticket is not None:
-                self._add_busy(staff, end)
+                self._add_busy(staff, end, finished=False)
                 self._open_at_end(staff.ticket, end)
         for queue in self.queues.values():
             for ticket in queue:

@@ -63,7 +63,8 @@ class KpiAccumulator:
         # Every entry into a queue after the warm-up (revisits and contacts arriving before it too),
         # and every service whose busy time counts: the offered load's numerator and its unit.
         self.entries = dict.fromkeys(QUEUES, 0)
-        self.services = dict.fromkeys(ROLES, 0)
+        self.services = dict.fromkeys(ROLES, 0)  # completed services (see unfinished_span)
+        self.unfinished = dict.fromkeys(ROLES, 0)  # services cut off by the end of the episode
         self.headline_queue = headline_queue
         # KPIs a driver adds to the summary (the environments: illegal_actions, illegal_action_share).
         self.extra: dict[str, float] = {}
@@ -225,6 +226,15 @@ class KpiAccumulator:
         else:
             self.intervals.busy_span(role, start, until, off_shift)
 
+    def unfinished_span(self, role: str, start: float, until: float, off_shift: float = 0.0) -> None:
+        """A service still under way when the episode ended: its minutes are busy time, but it is no
+        completed service. Mean handle time is then busy minutes per *completed* service, the
+        censoring-aware estimate (exact in expectation for exponential handle times): counting a cut-off
+        service as a whole one biases the mean low by the share of services cut off at the end."""
+        self.busy_span(role, start, until, off_shift)
+        self.services[role] -= 1
+        self.unfinished[role] += 1
+
     # --- results ----------------------------------------------------------------------------------
     def total(self, name: str) -> int:
         return sum(self.counts[name])
@@ -285,7 +295,7 @@ class KpiAccumulator:
         """Erlangs offered to ``role``: its mean busy time per service x entries into its queue, per
         measured minute. Unlike busy time (the *carried* load), it does not shrink when staff are too
         few to serve everybody or customers hang up first, so it sizes staffing from any start."""
-        entries, services = self.entries[role], self.services[role]
+        entries, services = self.entries[role], self.services[role] or self.unfinished[role]
         if not services:
             return 0.0 if not entries else math.nan
         return self.busy[role] / services * entries / self.window_minutes
@@ -366,7 +376,9 @@ def kpi_definitions(headline_queue: str | None = None, threshold_minutes: float 
         "reply_score_mean": "mean grade (0.0-0.5) of the replies that closed contacts (respond_user; the rubric of csr_marl.sim.responses or a judge)",
         "sentiment_mean": "mean customer sentiment (-1 upset .. 1 pleased) when contacts left, closed or abandoned (customers.sentiment; NaN when off)",
         "upset_rate": "contacts whose customer left upset (sentiment below customers.sentiment.upset_below) / contacts that left (NaN when off)",
-        "offered_load_<role>": "Erlangs of work offered to the role: busy staff-minutes per service x entries into its queue / measured minutes (not the carried load: it does not shrink when staff are too few)",
+        "offered_load_<role>": "Erlangs of work offered to the role: busy staff-minutes per completed service x entries into its queue / measured minutes (not the carried load: it does not shrink when staff are too few)",
+        "triage_accuracy": "triaged contacts whose category the triage decision got right / triaged contacts (priority and routing likewise)",
+        "team_return": "RL: the team's summed reward over the episode (every reward component)",
         "illegal_actions": "RL environments only: actions the mask forbade (each replaced by a random legal action)",
         "illegal_action_share": "RL environments only: illegal actions / decisions answered by the agents",
         "occupancy_<role>": "busy staff-minutes / (on-shift staff-minutes + minutes spent finishing a ticket off shift), after the warm-up",

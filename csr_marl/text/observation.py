@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..config.scenario import clock_time
 from ..sim.center import ContactCenter
 from ..sim.decisions import Decision, Phase
 from ..sim.tickets import Ticket, amount_on_record
@@ -88,10 +89,14 @@ def record_amount(ticket: Ticket) -> float | None:
     return None
 
 
-def clock(minute: float, start_hour: int = 9) -> str:
-    """Wall-clock time of a shift minute, the shift starting at ``start_hour``:00."""
-    total = int(minute)
-    return f"{start_hour + total // 60:02d}:{total % 60:02d}"
+#: The opening a language agent is told when the scenario states none (``opens_at`` 00:00, its default).
+UNSTATED_OPENING = "09:00"
+
+
+def clock(minute: float, opens_at: str = "00:00") -> str:
+    """Wall-clock time of a shift minute: the scenario's opening time plus ``minute`` (a scenario that
+    states no opening, 00:00, is told as a 09:00 start)."""
+    return clock_time(int(minute), opens_at if opens_at != "00:00" else UNSTATED_OPENING)
 
 
 def describe(center: ContactCenter, decision: Decision, conversation: Sequence[str] = ()) -> str:
@@ -99,7 +104,7 @@ def describe(center: ContactCenter, decision: Decision, conversation: Sequence[s
     now = center.now
     lines = [
         ROLE_BRIEF[decision.role],
-        f"You are {decision.agent}. It is {clock(now)} ({now:.1f} minutes into a "
+        f"You are {decision.agent}. It is {clock(now, center.scenario.opens_at)} ({now:.1f} minutes into a "
         f"{center.horizon:g}-minute shift).",
         _floor(center),
         "",

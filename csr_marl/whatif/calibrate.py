@@ -8,10 +8,12 @@
 
 The log has one row per contact: ``arrival``, ``answered`` (empty when never answered), ``end``
 (closed, or hung up) and ``abandoned`` (1/0, true/false), and optionally ``day``, ``queue``,
-``category`` and ``tier``. Times are minutes from the start of the day, or ISO date-times (then the day
-is the date and minutes count from the earliest interval any contact arrives in; times with a UTC
-offset are converted to UTC, and a log mixing times with and without one is refused). Contacts of
-several days are pooled: the arrival profile is the mean count per interval over days. The log's
+``category`` and ``tier``. Times are minutes from the start of the day, or ISO date-times: then the day
+is the date, and each day's minutes count from its own opening, never another day's: the stated
+``opens_at`` (``HH:MM``), or else the start of the interval of that day's first arrival; times with a
+UTC offset are converted to UTC, and a log mixing times with and without one is refused. The scenario
+opens at the stated time, or at the opening most days share (a note says when days differ). Contacts
+of several days are pooled: the arrival profile is the mean count per interval over days. The log's
 limits (rows, text, times) are in :mod:`csr_marl.whatif.contact_log`.
 
 Patience is censored: a customer who was answered after waiting ``w`` minutes would have waited at
@@ -29,6 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..analysis.stats import proportion_ci
+from ..config.scenario import clock_minutes, clock_time
 from .contact_log import MAX_MINUTE, Contact, read_contact_log
 from .errors import StudyError
 
@@ -112,6 +115,7 @@ class Calibration:
     category_mix: dict[str, Interval95]
     peak_in_service: int
     notes: list[str] = field(default_factory=list)
+    opens_at: str = "00:00"  # clock time of minute 0
 
 
 def calibrate(contacts: Sequence[Contact], interval_minutes: int = 30, horizon_minutes: float | None = None) -> Calibration:
@@ -131,20 +135,40 @@ def calibrate(contacts: Sequence[Contact], interval_minutes: int = 30, horizon_m
         if c.arrival < horizon:
             counts[min(int(c.arrival // width), n - 1)] += 1
     per_hour = 60.0 / width / len(days)
-    rates = [
-        Interval95(k * per_hour, max(0.0, k - Z95 * math.sqrt(k)) * per_hour, (k + Z95 * math.sqrt(max(k, 1.0))) * per_hour)
-        for k in counts
-    ]
+    rates = [Interval95(k * per_hour, *(end * per_hour for end in poisson_ci(int(k)))) for k in counts]
     by_queue: dict[str, list[float]] = defaultdict(list)
     for c in contacts:
         if c.answered is not None and c.end > c.answered:
             by_queue[c.queue].append(c.end - c.answered)
     handle = {queue: fit_handle_times(queue, np.array(times)) for queue, times in sorted(by_queue.items()) if len(times) >= 10}
     notes = [] if handle else ["fewer than 10 answered contacts per queue: no handle-time fit"]
+    opening, note = _opening(contacts)
+    notes += [note] if note else []
     return Calibration(
         len(days), len(contacts), interval_minutes, 0.0, horizon, rates, handle, fit_patience(contacts),
         _mix([c.tier for c in contacts]), _mix([c.category for c in contacts]), _peak_in_service(contacts), notes,
+        clock_time(opening),
     )
+
+
+def _opening(contacts: Sequence[Contact]) -> tuple[float, str | None]:
+    """The opening most days share (the earliest among ties), and a note when days open at different times."""
+    per_day = {c.day: c.day_start for c in contacts}
+    tally = Counter(per_day.values())
+    opening = min(tally, key=lambda start: (-tally[start], start))
+    if len(tally) == 1:
+        return opening, None
+    spread = ", ".join(f"{clock_time(start)} on {n} day(s)" for start, n in sorted(tally.items()))
+    return opening, (f"days open at different times ({spread}); each day counts from its own opening, "
+                     f"the scenario opens at {clock_time(opening)} (state one with --opens-at)")
+
+
+def poisson_ci(count: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Exact (Garwood) interval for a Poisson mean from one ``count``: chi-square quantiles, [0, ...] at 0."""
+    chi2 = _scipy_stats().chi2
+    tail = (1.0 - confidence) / 2.0
+    low = 0.0 if count == 0 else float(chi2.ppf(tail, 2 * count)) / 2.0
+    return low, float(chi2.ppf(1.0 - tail, 2 * count + 2)) / 2.0
 
 
 def fit_handle_times(queue: str, times: np.ndarray) -> HandleFit:
@@ -275,7 +299,7 @@ def calibration_overrides(cal: Calibration, queue: str | None = None) -> dict[st
     if not any(rate for _, rate in profile):
         raise StudyError("no contacts arrive in any interval: nothing to calibrate")
     overrides: dict[str, Any] = {
-        "horizon_minutes": cal.horizon_minutes, "warmup_minutes": 0,
+        "horizon_minutes": cal.horizon_minutes, "warmup_minutes": 0, "opens_at": cal.opens_at,
         "arrivals": {"profile": profile},
         "service_level.interval_minutes": width,
     }
@@ -299,12 +323,37 @@ def calibration_overrides(cal: Calibration, queue: str | None = None) -> dict[st
     return overrides
 
 
+def calibration_payload(cal: Calibration) -> dict[str, Any]:
+    """The estimates as strict JSON, each with its 95% CI: per-interval arrival rates (exact Poisson),
+    handle-time means, patience and mixes."""
+    def ci(e: Interval95 | None) -> dict[str, float] | None:
+        return None if e is None else {"value": e.value, "low": e.low, "high": e.high}
+
+    p = cal.patience
+    return {
+        "days": cal.days, "contacts": cal.contacts, "opens_at": cal.opens_at, "interval_minutes": cal.interval_minutes,
+        "horizon_minutes": cal.horizon_minutes,
+        "arrival_rates_per_hour": [
+            {"start_minute": k * cal.interval_minutes, "start_time": clock_time(k * cal.interval_minutes, cal.opens_at), **ci(r)}
+            for k, r in enumerate(cal.arrival_rates)
+        ],
+        "handle": {q: {"dist": f.dist, "n": f.n, "mean_minutes": ci(f.mean), "cv": f.cv, "aic": f.aic,
+                       "ks_statistic": f.ks_statistic, "ks_p_value": f.ks_p_value} for q, f in cal.handle.items()},
+        "patience": {"abandoned": p.abandoned, "waited": p.waited, "mean_exponential_minutes": ci(p.mean_exponential),
+                     "kaplan_meier_median_minutes": p.km_median},
+        "tier_mix": {k: ci(v) for k, v in cal.tier_mix.items()},
+        "category_mix": {k: ci(v) for k, v in cal.category_mix.items()},
+        "peak_in_service": cal.peak_in_service, "notes": cal.notes,
+    }
+
+
 def calibration_report(cal: Calibration) -> list[str]:
     """What was estimated, one line each, with 95% CIs (printed by the CLI, written beside the scenario)."""
     lines = [f"{cal.contacts} contacts over {cal.days} day(s), {cal.interval_minutes}-minute intervals, "
              f"{cal.horizon_minutes:g} minutes a day"]
-    rates = ", ".join(f"{r.value:.1f}" for r in cal.arrival_rates)
-    lines.append(f"arrivals per hour by interval: {rates}")
+    rates = ", ".join(f"{clock_time(k * cal.interval_minutes, cal.opens_at)} {r.value:.1f} [{r.low:.1f}, {r.high:.1f}]"
+                      for k, r in enumerate(cal.arrival_rates))
+    lines.append(f"day opens at {cal.opens_at}; arrivals per hour by interval, mean [95% CI, exact Poisson]: {rates}")
     for fit in cal.handle.values():
         lines.append(f"handle time {fit.queue}: mean {fit.mean} min, cv {fit.cv:.3f}")
         lines.append("goodness of fit " + fit.goodness_of_fit())

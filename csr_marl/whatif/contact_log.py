@@ -5,6 +5,8 @@ One row per contact: ``arrival``, ``answered`` (empty when never answered), ``en
 start of the day, or ISO date-times. ISO times that carry a UTC offset (``2024-05-01T09:03:12Z``,
 ``+02:00``) are converted to UTC, and their day is the UTC date; times without an offset are taken as
 they are. A log that mixes times with and without an offset is refused: its zones cannot be told apart.
+With date-times, each day's minutes count from its own opening, never another day's: the stated
+``opens_at`` (``HH:MM``), or else the start of the interval of that day's first arrival.
 
 Every problem is one :class:`~csr_marl.whatif.errors.StudyError` naming the file and line:
 
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..config.scenario import clock_minutes, clock_time
 from .csv_rows import csv_rows
 from .errors import StudyError
 
@@ -48,10 +51,13 @@ class Contact:
     queue: str
     category: str | None
     tier: str | None
+    day_start: float = 0.0  # clock minute (after midnight) of this day's minute 0
 
 
-def read_contact_log(path: str | Path) -> list[Contact]:
-    """Read and check a contact log; :class:`StudyError` names the file and the first bad line."""
+def read_contact_log(path: str | Path, interval_minutes: int = 30, opens_at: str | None = None) -> list[Contact]:
+    """Read and check a contact log; :class:`StudyError` names the file and the first bad line.
+    Date-times count from each day's own opening (``opens_at``, or its first arrival's
+    ``interval_minutes`` interval)."""
     file = Path(path)
     if not file.is_file():
         raise StudyError(f"{file}: file not found")
@@ -61,11 +67,25 @@ def read_contact_log(path: str | Path) -> list[Contact]:
         raise StudyError(f"{file.name}: no contacts")
     clock = _Clock(_is_timestamp(rows[0][1]["arrival"]))
     contacts = [_contact(row, f"{file.name} line {line}", clock) for line, row in rows]
-    if clock.stamped:  # minutes from the earliest minute of the day any contact arrives
-        first = min(c.arrival for c in contacts)
-        contacts = [Contact(c.day, c.arrival - first, None if c.answered is None else c.answered - first, c.end - first,
-                            c.abandoned, c.queue, c.category, c.tier) for c in contacts]
+    if clock.stamped:
+        contacts = _from_each_days_opening(contacts, interval_minutes, opens_at, file.name)
     return contacts
+
+
+def _from_each_days_opening(contacts: list[Contact], width: int, opens_at: str | None, name: str) -> list[Contact]:
+    """Minutes after midnight -> minutes from each day's own opening (see the module docstring)."""
+    stated = None if opens_at is None else clock_minutes(opens_at)
+    firsts: dict[str, float] = {}
+    for c in contacts:  # one pass: linear in the contacts, however many days
+        if c.day not in firsts or c.arrival < firsts[c.day]:
+            firsts[c.day] = c.arrival
+    starts = {}
+    for day, first in firsts.items():
+        if stated is not None and first < stated:
+            raise StudyError(f"{name}: a contact on {printable(day)} arrives at {clock_time(first)}, before the opening time {opens_at}")
+        starts[day] = float(stated if stated is not None else width * math.floor(first / width))
+    return [Contact(c.day, c.arrival - starts[c.day], None if c.answered is None else c.answered - starts[c.day],
+                    c.end - starts[c.day], c.abandoned, c.queue, c.category, c.tier, starts[c.day]) for c in contacts]
 
 
 class _Clock:

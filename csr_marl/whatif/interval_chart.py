@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..config.scenario import clock_minutes, clock_time
 from .plotting import _pyplot
 from .store import atomic_write
 from .summary import Estimate
@@ -31,6 +32,7 @@ def interval_chart_png(
     *,
     title: str = "",
     service_label: str = "service level",
+    opens_at: str = "00:00",
 ) -> bytes:
     """The chart as PNG bytes.
 
@@ -39,7 +41,8 @@ def interval_chart_png(
     ``service_levels`` per plan the interval estimates.
     """
     plt = _pyplot()
-    hours = [s / 60.0 for s in starts]
+    opening = clock_minutes(opens_at)
+    hours = [(opening + s) / 60.0 for s in starts]
     bar = width / 60.0
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8.5, 6.0), dpi=110, sharex=True)
     top.bar(hours, offered, width=bar * 0.9, align="edge", color="#9bbbd4", label="offered contacts")
@@ -61,7 +64,8 @@ def interval_chart_png(
         bottom.axhline(target, color="crimson", linestyle="--", linewidth=1.2, label=f"target {target:g}")
     bottom.set_ylim(max(0.0, min([0.5] + [e.low for v in service_levels.values() for e in v if not math.isnan(e.low)]) - 0.05), 1.02)
     bottom.set_ylabel(service_label)
-    bottom.set_xlabel("hour of the day")
+    bottom.set_xlabel("clock time")
+    bottom.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: clock_time(x * 60.0)))
     bottom.grid(alpha=0.3)
     bottom.legend(fontsize=8, loc="lower left")
     top.set_title(title, fontsize=9)

@@ -54,12 +54,13 @@ def interval_arrival_rates(scenario: Scenario) -> list[float]:
     return rates
 
 
-def scenario_with_plan(base: Scenario, plan: Plan) -> Scenario:
-    """``base`` staffed by ``plan`` (headcount per role per interval) as shift changes at interval edges.
+def scenario_with_plan(base: Scenario, plan: Plan, starts: Sequence[float] | None = None) -> Scenario:
+    """``base`` staffed by ``plan`` (headcount per role per interval) as shift changes at interval edges
+    (or at ``starts``, a finer grid of staffing steps).
 
     Roles the plan leaves out keep the base scenario's staffing, shift changes included.
     """
-    starts = interval_starts(base)
+    starts = list(starts) if starts is not None else interval_starts(base)
     overrides: dict[str, Any] = {}
     for role, counts in plan.items():
         if len(counts) != len(starts):
@@ -127,10 +128,11 @@ def run_interval_replication(task: IntervalTask) -> IntervalRun:
 
 def run_interval_replications(
     scenario: Scenario, policy: str, seed: int, replications: int, executor: Executor,
-    sample_minutes: Sequence[float] = (),
+    sample_minutes: Sequence[float] = (), first: int = 0,
 ) -> list[IntervalRun]:
-    """``replications`` runs of ``scenario`` in replication order (common random numbers by index)."""
-    tasks = [IntervalTask(scenario, policy, seed, r, tuple(sample_minutes)) for r in range(replications)]
+    """``replications`` runs of ``scenario`` in replication order from index ``first`` (common random
+    numbers by index, so a sequential study extends its runs without repeating any)."""
+    tasks = [IntervalTask(scenario, policy, seed, r, tuple(sample_minutes)) for r in range(first, first + replications)]
     futures = [executor.submit(run_interval_replication, task) for task in tasks]
     return [future.result() for future in futures]
 

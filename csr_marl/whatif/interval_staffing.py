@@ -13,8 +13,13 @@
    (the largest need among the interval's sample minutes); it repeats until the rule moves no
    interval by more than one, or ``max_iterations``. Each step goes half-way to the rule's answer:
    the plain iteration can swing between an understaffed day (inflated counts) and a generous one.
-3. Both plans are simulated with the same customers (common random numbers) and each interval's
-   service level is reported with its 95% CI against the target.
+3. The iterative plan is trimmed in steps of a third of an interval until every interval holds the
+   target (:mod:`.interval_trim`): each within a third of an agent's effect above it.
+4. Both plans are simulated with the same customers (common random numbers) and each interval's
+   service level is reported with its 95% CI against the target. The verdict per interval is
+   sequential: replications double (from ``replications`` up to ``max_replications``) until every
+   interval's CI lies on one side of the target; an interval whose CI still straddles it at the cap
+   is *undecided*, never a miss or a pass.
 
 The target is each planned role's own queue service level (answered within the scenario's threshold),
 the headline KPI for the resolvers.
@@ -36,6 +41,7 @@ from ..config.scenario import Scenario
 from ..policies.base import policy_names
 from .errors import StudyError
 from .executors import executor_scope
+from .interval_trim import Trim, hold_target, scenario_with_steps
 from .interval_runs import (
     IntervalRun,
     interval_arrival_rates,
@@ -64,6 +70,21 @@ class PlanCheck:
     def service_level(self, role: str) -> list[Estimate]:
         return [row[f"service_level_{role}"] for row in self.intervals]
 
+    def verdicts(self, target: float, roles: Sequence[str] | None = None) -> list[str]:
+        """Per interval: ``below`` when some role's whole service-level CI lies under ``target``,
+        ``meets`` when every role's lies at or above it, else ``undecided`` (at ``self.replications``)."""
+        out = []
+        for k in range(len(self.intervals)):
+            levels = [self.service_level(role)[k] for role in (roles or self.plan)]
+            levels = [e for e in levels if not math.isnan(e.mean)]
+            if any(e.high < target for e in levels):
+                out.append("below")
+            elif all(e.low >= target for e in levels):
+                out.append("meets")
+            else:
+                out.append("undecided")
+        return out
+
 
 @dataclass(frozen=True)
 class IntervalPlan:
@@ -84,13 +105,25 @@ class IntervalPlan:
     sipp_check: PlanCheck
     iterative_check: PlanCheck
     notes: list[str] = field(default_factory=list)
+    opens_at: str = "00:00"  # the scenario's clock time of minute 0
+    stable: Trim | None = None  # the iterative plan trimmed to hold the target (iterative_check simulates it)
+
+    def headcounts(self, role: str) -> list[float]:
+        """The plan the iterative check simulated, per interval: the trimmed plan's mean headcount
+        (41.33: 41 in two of its steps, 42 in one) when it was trimmed, else the iterative algorithm's."""
+        return self.stable.per_interval(role) if self.stable else [float(n) for n in self.iterative[role]]
+
+    def verdicts(self, check: PlanCheck) -> list[str]:
+        """Per interval ``meets``, ``below`` or ``undecided`` (see :meth:`PlanCheck.verdicts`)."""
+        return check.verdicts(self.target, self.roles)
 
     def misses(self, check: PlanCheck) -> list[int]:
-        """Intervals where a planned role's simulated service level (its mean) falls short of the target."""
-        return sorted({
-            k for role in self.roles for k, estimate in enumerate(check.service_level(role))
-            if not math.isnan(estimate.mean) and estimate.mean < self.target
-        })
+        """Intervals where a planned role's simulated service level is below the target (its whole CI)."""
+        return [k for k, verdict in enumerate(self.verdicts(check)) if verdict == "below"]
+
+    def undecided(self, check: PlanCheck) -> list[int]:
+        """Intervals whose CI still straddles the target after ``check.replications`` replications."""
+        return [k for k, verdict in enumerate(self.verdicts(check)) if verdict == "undecided"]
 
     @property
     def sipp_misses(self) -> list[int]:
@@ -101,7 +134,13 @@ class IntervalPlan:
         return self.misses(self.iterative_check)
 
     def requirements(self, which: str = "iterative") -> dict[str, list[int]]:
-        return dict(self.iterative if which == "iterative" else self.sipp)
+        """Whole headcount per role per interval: SIPP's, or the iterative plan's (trimmed: the largest
+        of each interval's steps, what a schedule on the interval grid must cover)."""
+        if which != "iterative":
+            return dict(self.sipp)
+        if self.stable:
+            return {role: self.stable.covering(role) for role in self.roles}
+        return dict(self.iterative)
 
 
 def plan_interval_staffing(
@@ -113,7 +152,10 @@ def plan_interval_staffing(
     seed: int = 0,
     overrides: Mapping[str, Any] | None = None,
     replications: int = 20,
+    max_replications: int | None = None,
     max_iterations: int = 8,
+    hold: bool = True,
+    trim_replications: int | None = None,
     executor: Any = None,
     workers: int | None = None,
     report: Report | None = None,
@@ -133,13 +175,11 @@ def plan_interval_staffing(
     sample_minutes = [s + (j + 0.5) * step for s in starts for j in range(SAMPLES_PER_INTERVAL) if s + (j + 0.5) * step < base.horizon_minutes]
     notes: list[str] = []
     with executor_scope(executor, workers) as pool:
-        flat = {role: [max(base.staffing.peak(role), 1)] * len(starts) for role in roles}
-        pilot_plan = {role: [2 * n + 5 for n in counts] for role, counts in flat.items()}
-        pilot = run_interval_replications(scenario_with_plan(base, pilot_plan), policy, seed, PILOT_REPLICATIONS, pool)
-        service = {role: mean_service_minutes(pilot, role) for role in roles}
+        pilot = measure_pilot(base, roles, policy, seed, pool)
+        service = {role: pilot[role][0] for role in roles}
         sipp: dict[str, list[int]] = {}
         for role in roles:
-            load = float(np.nanmean([run.record[f"offered_load_{role}"] for run in pilot]))
+            load = pilot[role][1]
             if math.isnan(service[role]) or math.isnan(load) or load <= 0:
                 raise StudyError(f"--role {role}: the pilot saw no work for {role}s, nothing to staff")
             per_contact = load / mean_rate / service[role]  # the role's services per arriving contact
@@ -170,23 +210,54 @@ def plan_interval_staffing(
             current = {role: [_halfway(old, new) for old, new in zip(current[role], rule[role])] for role in roles}
         else:
             notes.append(f"the iterative algorithm still moved after {max_iterations} iterations; the plan is its last")
-        checks = []
-        for plan in (sipp, current):
-            runs = run_interval_replications(scenario_with_plan(base, plan), policy, seed, replications, pool)
-            checks.append(_check_plan(plan, runs))
-        say("simulated both plans with the same customers")
+        stable = None
+        if hold:
+            stable = hold_target(base, current, roles, target_service_level, policy, seed,
+                                 trim_replications or 10 * replications, pool, report=say)
+            if not stable.converged:
+                notes.append(f"the trim pass still moved a step after {stable.passes} passes (simulation noise near "
+                             "the target); more --trim-replications settle it")
+        cap = max(replications, max_replications or replications)
+        final = scenario_with_steps(base, stable.steps) if stable else scenario_with_plan(base, current)
+        checks = [check_until_decided(staffed, plan, policy, seed, roles, target_service_level, replications, cap, pool)
+                  for staffed, plan in ((scenario_with_plan(base, sipp), sipp), (final, current))]
+        say(f"simulated both plans with the same customers ({checks[0].replications} and "
+            f"{checks[1].replications} replications)")
     return IntervalPlan(
         base.name, policy, seed, target_service_level, threshold, width, starts, list(roles), rates, service,
-        sipp, current, iterations, converged, checks[0], checks[1], notes,
+        sipp, current, iterations, converged, checks[0], checks[1], notes, base.opens_at, stable,
     )
 
 
-def check_plan(scenario: Scenario, plan: Mapping[str, Sequence[int]], policy: str, seed: int, replications: int,
-               executor: Any = None, workers: int | None = None) -> PlanCheck:
-    """Simulate ``scenario`` staffed by ``plan`` and estimate every interval KPI with its CI."""
-    with executor_scope(executor, workers) as pool:
-        runs = run_interval_replications(scenario_with_plan(scenario, plan), policy, seed, replications, pool)
-    return _check_plan({r: list(c) for r, c in plan.items()}, runs)
+def measure_pilot(base: Scenario, roles: Sequence[str], policy: str, seed: int, executor: Any,
+                  replications: int = PILOT_REPLICATIONS) -> dict[str, tuple[float, float]]:
+    """Each role's mean handle time (minutes) and offered load (Erlangs) from a generously staffed pilot.
+
+    Handle time is busy minutes per *completed* service: a service cut off by the end of the day adds
+    its minutes but no completion (see :meth:`csr_marl.sim.kpis.KpiAccumulator.unfinished_span`), so
+    the estimate carries no end-of-day censoring bias.
+    """
+    starts = interval_starts(base)
+    plan = {role: [2 * max(base.staffing.peak(role), 1) + 5] * len(starts) for role in roles}
+    runs = run_interval_replications(scenario_with_plan(base, plan), policy, seed, replications, executor)
+    return {
+        role: (mean_service_minutes(runs, role), float(np.nanmean([run.record[f"offered_load_{role}"] for run in runs])))
+        for role in roles
+    }
+
+
+def check_until_decided(scenario: Scenario, plan: Mapping[str, Sequence[int]], policy: str, seed: int,
+                        roles: Sequence[str], target: float, replications: int, cap: int, executor: Any) -> PlanCheck:
+    """Simulate ``scenario`` (staffed by ``plan``), doubling the replications (up to ``cap``) while some
+    interval's service-level CI for a role in ``roles`` straddles ``target``."""
+    runs = run_interval_replications(scenario, policy, seed, replications, executor)
+    while True:
+        check = _check_plan({r: list(c) for r, c in plan.items()}, runs)
+        straddled = any(e.low < target <= e.high for role in roles for e in check.service_level(role))
+        if not straddled or len(runs) >= cap:
+            return check
+        runs += run_interval_replications(scenario, policy, seed, min(len(runs), cap - len(runs)), executor,
+                                          first=len(runs))
 
 
 def _check_plan(plan: Mapping[str, list[int]], runs: Sequence[IntervalRun]) -> PlanCheck:

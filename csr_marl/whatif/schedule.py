@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..config.scenario import MAX_HEADCOUNT
+from ..config.scenario import MAX_HEADCOUNT, clock_time
 from .csv_rows import csv_rows
 from .errors import StudyError
 
@@ -232,10 +232,13 @@ def read_requirements(path: str | Path, column: str, starts: Sequence[float]) ->
     return out
 
 
-def schedule_rows(schedule: Schedule) -> list[dict[str, Any]]:
-    """One row per shift worked: role, start, end, length, break, staff count (the schedule CSV)."""
+def schedule_rows(schedule: Schedule, opens_at: str = "00:00") -> list[dict[str, Any]]:
+    """One row per shift worked: role, start, end (minutes and clock times of a day opening at
+    ``opens_at``), length, break, staff count (the schedule CSV)."""
     return [
-        {"role": a.role, "start_minute": a.start, "end_minute": a.start + a.length, "paid_minutes": a.length,
+        {"role": a.role, "start_minute": a.start, "end_minute": a.start + a.length,
+         "start_time": clock_time(a.start, opens_at), "end_time": clock_time(a.start + a.length, opens_at),
+         "paid_minutes": a.length,
          "break_start_minute": "" if a.break_start is None else a.break_start,
          "break_minutes": a.break_minutes, "staff": a.count}
         for a in sorted(schedule.assignments, key=lambda a: (a.role, a.start, a.length, a.break_start or 0))

@@ -38,7 +38,9 @@ def estimates(
 ) -> dict[str, Estimate]:
     """``{name: Estimate}`` for each metric in ``names`` over ``records`` (NaN values skipped).
 
-    The Student-t interval is clipped to where the metric can lie (a share stays in [0, 1]).
+    The Student-t interval is clipped to where the metric can lie (a share stays in [0, 1]). A share at
+    0 or 1 in every replication (no spread, so no t interval) gets the exact interval of
+    :func:`share_at_bound`, not [1, 1].
     """
     stats = summarise(records, confidence) if records else {}
     nan = {"mean": math.nan, "low": math.nan, "high": math.nan, "n": 0}
@@ -47,5 +49,16 @@ def estimates(
         s = stats.get(name, nan)
         lowest, highest = natural_range(name)
         low, high = (max(s["low"], lowest), min(s["high"], highest)) if s["n"] > 1 else (s["low"], s["high"])
+        if (lowest, highest) == (0.0, 1.0) and s["n"] > 0 and s["mean"] in (0.0, 1.0) and low == high:
+            low, high = share_at_bound(s["mean"], s["n"], confidence)
         out[name] = Estimate(s["mean"], low, high, s["n"])
     return out
+
+
+def share_at_bound(value: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Exact (Clopper-Pearson) interval for the mean of a share that was ``value`` (0 or 1) in all of
+    ``n`` replications: ``[(alpha/2)^(1/n), 1]`` at 1, its mirror at 0. It holds for any share in
+    [0, 1], not only a 0/1 outcome: P(share = 1) <= E[share], so n replications all at 1 have
+    probability at most mean^n."""
+    edge = ((1.0 - confidence) / 2.0) ** (1.0 / n)
+    return (edge, 1.0) if value == 1.0 else (0.0, 1.0 - edge)

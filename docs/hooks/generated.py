@@ -47,3 +47,20 @@ def docstring_markdown(module_name: str) -> str:
     text = text.replace("``", "`")
     # the docstring's own title is the page's: drop a leading "# ..." line
     return re.sub(r"\A#\s[^\n]*\n", "", text)
+
+
+ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|data|attr|exc|obj):<code>(~?)\.?([\w.]+)</code>")
+
+
+def on_page_content(html, page, config, files):
+    """Docstrings' reST roles (:func:`x`, rendered as ``:func:<code>x</code>``) become links to the API
+    entry of that name on the page when there is one, plain code otherwise."""
+    ids = set(re.findall(r'id="([\w.]+)"', html))
+
+    def link(match: re.Match) -> str:
+        target = match.group(2)
+        text = target.rsplit(".", 1)[-1] if match.group(1) else target
+        anchor = target if target in ids else next((i for i in sorted(ids) if i.endswith("." + target)), None)
+        return f'<a href="#{anchor}"><code>{text}</code></a>' if anchor else f"<code>{text}</code>"
+
+    return ROLE.sub(link, html)
