@@ -262,7 +262,7 @@ def test_rate_cis_are_exact_poisson_printed_and_in_json(log_file: Path, tmp_path
     out = tmp_path / "c.yaml"
     shown = runner.invoke(app, ["calibrate", str(log_file), "--out", str(out)])
     assert f"00:00 {first.value:.1f} [{first.low:.1f}, {first.high:.1f}]" in shown.output
-    payload = json.loads(runner.invoke(app, ["calibrate", str(log_file), "--out", str(out), "--json"]).stdout)
+    payload = json.loads(runner.invoke(app, ["calibrate", str(log_file), "--out", str(out), "--json", "--force"]).stdout)
     rate = payload["estimates"]["arrival_rates_per_hour"][0]
     assert (rate["value"], rate["low"], rate["high"]) == pytest.approx((first.value, first.low, first.high))
 

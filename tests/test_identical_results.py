@@ -2,7 +2,10 @@
 tables and a hash of the event trace (decisions, observations, rewards) equal the values pinned from
 main before it, seed for seed, for the core, the AEC env and the parallel env. Re-pinned once for
 scoring v2 (refunds checked, collateral damage, triage against chance, the reply rubric): the digests
-of main with scoring v2 before the speed work were computed and equal those after it.
+of main with scoring v2 before the speed work were computed and equal those after it. Re-pinned
+again for the unbiased pilots (issue 30): only the ``offered_load_*`` KPIs (busy minutes per
+completed call) and the interval tables' clock-time column changed; decisions, traces, flows, rewards
+and logs are the same.
 
 A change that *means* to change results re-pins with ``python tests/trace_digests.py`` and says so.
 """

@@ -131,9 +131,13 @@ def test_a_requirement_out_of_range_names_its_line(tmp_path: Path, value: str) -
 def test_a_schedule_nobody_works_still_draws_its_chart() -> None:
     """No staff-minutes worked: the chart has no pace to draw capacity from, and leaves it out."""
     from csr_marl.cli.schedule import _chart
-    from csr_marl.whatif.interval_staffing import check_plan
+    from csr_marl.whatif.executors import executor_scope
+    from csr_marl.whatif.interval_runs import scenario_with_plan
+    from csr_marl.whatif.interval_staffing import check_until_decided
 
     base = csr_marl.load_scenario("validation/mmc", {"horizon_minutes": 60, "warmup_minutes": 0, "staffing.triage": 1})
     schedule = solve_schedule({"resolver": [1, 1]}, shift_templates([0], [60], None, 30, 60), 30, mode="budget", budget=0)
-    check = check_plan(base, {"resolver": schedule.coverage["resolver"]}, "expert", 0, 2)
+    plan = {"resolver": schedule.coverage["resolver"]}
+    with executor_scope(None, 1) as pool:
+        check = check_until_decided(scenario_with_plan(base, plan), plan, "expert", 0, ["resolver"], 0.8, 2, 2, pool)
     assert _chart(base, schedule, check, 0.8)[:4] == b"\x89PNG"
