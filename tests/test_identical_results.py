@@ -20,18 +20,18 @@ from trace_digests import CASES
 
 PINNED = {
     'simulate mmc heuristic 0': 'c8739d2b0ab9bcda',
-    'simulate mmc random 1': '0df45f8e37ed1f6d',
-    'simulate standard_day heuristic 0': '52956e5e9daa72f0',
-    'simulate standard_day random 2': '4968a79e3df4e0dc',
-    'simulate surge heuristic 3': 'd898af57bc220736',
-    'simulate night_shift fifo 4': '0c910ff506bd05fc',
-    'simulate two_tier escalate_all 5': '13e0650dde3f5dba',
-    'center mmc 0': 'b12455ea89d97792',
-    'center standard_day 1': 'a957815340b092c8',
-    'aec standard_day 0': '16674fcbfdb7e0f2',
-    'aec surge 1': 'cc199c11b2a22b5f',
-    'parallel standard_day 0': '742f054acb846da1',
-    'parallel night_shift 2': '5f95dd341516a41d',
+    'simulate mmc random 1': 'c21362694ec72b4d',
+    'simulate standard_day heuristic 0': 'e4d06480af5e9499',
+    'simulate standard_day random 2': '8c260a4989c709d1',
+    'simulate surge heuristic 3': '236178c9fada8d80',
+    'simulate night_shift fifo 4': '3dff802ca7daf7fa',
+    'simulate two_tier escalate_all 5': '5e3e9c254b323d27',
+    'center mmc 0': '1c92daf93b0f11da',
+    'center standard_day 1': 'a1c30ef3e29d5d4b',
+    'aec standard_day 0': 'ebb78c8174eab953',
+    'aec surge 1': '98328b72d1b2837d',
+    'parallel standard_day 0': '8b9355c1050b7436',
+    'parallel night_shift 2': 'bec5d58069c71fd2',
 }
 
 
