@@ -9,6 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 import csr_marl
+from extras import need
+
 from csr_marl.cli import app
 from csr_marl.whatif import parse_targets, search_staffing
 
@@ -56,6 +58,7 @@ def test_a_scenario_carries_its_opening_time_and_tables_print_clock_times() -> N
 
 
 def test_schedule_rows_and_requirements_carry_clock_times() -> None:
+    need("ortools")
     from csr_marl.whatif.schedule import schedule_rows, shift_templates, solve_schedule
 
     templates = shift_templates(starts=[0, 30], lengths=[60], breaks={}, width=30, horizon=90)
@@ -96,6 +99,7 @@ def test_every_table_command_has_json(tmp_path: Path) -> None:
     assert swept.exit_code == 0, swept.output
     points = json.loads(swept.stdout)["points"]
     assert [p["values"]["staffing.resolver"] for p in points] == [4, 5] and "service_level>=0.5" in points[0]["verdicts"]
+    need("ortools")  # the rest is the schedule command's
     scheduled = runner.invoke(app, ["schedule", "validation/mmc", "--target", "service_level>=0.5", "--set", "horizon_minutes=60",
                                     "--set", "warmup_minutes=0", "--starts", "0,30", "--lengths", "30,60", "-r", "2",
                                     "--max-replications", "2", "--use", "sipp", "--workers", "1", "--out", str(tmp_path / "c"), "--json"])

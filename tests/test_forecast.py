@@ -9,6 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 import csr_marl
+from extras import need
+
 from csr_marl.cli import app
 from csr_marl.whatif import StudyError
 from csr_marl.whatif.erlang_table import erlang_table
@@ -48,6 +50,7 @@ def test_a_bad_forecast_is_one_line(tmp_path: Path, text: str, message: str) -> 
 
 
 def test_staff_forecast_gives_erlang_beside_the_simulation_and_feeds_schedule(tmp_path: Path) -> None:
+    need("ortools")
     forecast = write(tmp_path / "f.csv", "interval,volume,aht_minutes,queue\n09:00,30,4,sales\n09:30,60,4,sales\n")
     out, scenario = tmp_path / "req.csv", tmp_path / "day.yaml"
     args = ["staff", "--forecast", str(forecast), "--target", "service_level>=0.8", "--shrinkage", "0.25", "-r", "3",
