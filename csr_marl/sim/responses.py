@@ -302,24 +302,43 @@ def grade_reply(ticket: Ticket, message: str) -> ReplyGrade:
 def _false_findings(affirmed: str, revealed: dict[str, str], done: list[str]) -> list[str]:
     """Finding values a reply states (in affirmed clauses) that the lookups did not reveal: a stem
     counts only when no revealed value or action taken shares it."""
-    true_stems = {stem for value in revealed.values() for stem in wording.FINDING_WORDS.get(value, ())}
+    return [value for value, pattern in _false_finding_patterns(tuple(revealed.values()), tuple(done))
+            if pattern.search(affirmed)]
+
+
+_FALSE_PATTERNS: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[str, re.Pattern[str]]]] = {}
+
+
+def _false_finding_patterns(
+    revealed: tuple[str, ...], done: tuple[str, ...]
+) -> list[tuple[str, re.Pattern[str]]]:
+    """(value, pattern of its stems that would be false here) for each finding value not revealed;
+    worked out once per (revealed values, steps done), as :func:`_resolution_items` is."""
+    key = (revealed, done)
+    patterns = _FALSE_PATTERNS.get(key)
+    if patterns is not None:
+        return patterns
+    true_stems = {stem for value in revealed for stem in wording.FINDING_WORDS.get(value, ())}
     true_stems.update(stem for tool in done for stem in wording.ACTION_WORDS.get(tool, ()))
     if "update_shipping" in done:
         true_stems.update(wording.SHIPPING_ANY)
     # What the playbook's own sentences for the true findings and actions say is true as well.
     true_text = " ".join(
-        [wording.FINDINGS.get(value, "") for value in revealed.values()]
+        [wording.FINDINGS.get(value, "") for value in revealed]
         + [wording.ACTIONS.get(tool, "") for tool in done]
         + ([*wording.SHIPPING_ACTIONS.values()] if "update_shipping" in done else [])
     ).lower()
-    found = []
+    patterns = []
     for value, stems in wording.FINDING_WORDS.items():
-        if value in revealed.values():
+        if value in revealed:
             continue
         false = [stem for stem in stems if stem not in true_stems and not re.search(r"\b" + stem, true_text)]
-        if any(re.search(r"\b" + stem, affirmed) for stem in false):
-            found.append(value.replace("_", " "))
-    return found
+        if false:
+            patterns.append((value.replace("_", " "), _alternation(false)))
+    if len(_FALSE_PATTERNS) > 4096:
+        _FALSE_PATTERNS.clear()
+    _FALSE_PATTERNS[key] = patterns
+    return patterns
 
 
 def _echoes(words: list[str], customer_text: str) -> bool:

@@ -28,8 +28,8 @@ policy                    what it does instead of the work
 ========================= =================================================================================
 
 :func:`run_suite` plays them with the ladder (``idle``, ``spam``, ``boilerplate``, ``careful``) on
-tasks and seeds and keeps every call, so :func:`replay_calls` can send the same calls to a running
-``csr-marl serve`` and the two paths' scores can be compared seed for seed.
+tasks and seeds and keeps every call, so :func:`csr_marl.serve.replay.replay_episodes` can send the
+same calls to a running ``csr-marl serve`` and the two paths' scores can be compared seed for seed.
 """
 
 from __future__ import annotations
@@ -271,16 +271,3 @@ def run_suite(
                 run.calls[(task, policy, seed)] = made
             run.scores[(task, policy)] = scores
     return run
-
-
-def replay_calls(
-    step: Callable[[str, dict[str, Any]], tuple[bool, float]], calls: Sequence[Call]
-) -> float:
-    """Send ``calls`` one by one through ``step`` (a client's ``(tool, arguments) -> (done, score)``);
-    the episode's score after the last call."""
-    score = 0.0
-    for name, arguments in calls:
-        done, score = step(name, arguments)
-        if done:
-            break
-    return score
