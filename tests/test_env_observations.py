@@ -55,6 +55,28 @@ def test_text_features_are_stable_signed_hashes_with_numbers_folded():
     assert hasher("order 4471") == hasher("ORDER 98")
 
 
+def test_character_grams_carry_an_unseen_word_to_the_words_it_resembles():
+    words, grams = TextHasher(512), TextHasher(512, (2, 5))
+    assert np.linalg.norm(grams("refund for order 12")) == pytest.approx(1.0)
+    assert grams("order 4471") == grams("ORDER 98")  # numbers still fold to one token
+
+    def cosine(hasher, a, b):
+        return float(np.dot(hasher(a), hasher(b)))
+
+    # "refunded" was never seen with "refund": as words they share nothing, as grams most of their letters
+    assert abs(cosine(words, "refunded", "refund")) < 0.2
+    assert cosine(grams, "refunded", "refund") > 0.3  # half the vector is the words', half the grams'
+    assert cosine(grams, "refunded", "refund") > cosine(grams, "refunded", "password") + 0.3
+
+
+def test_character_grams_widen_the_observation_only_where_asked():
+    plain = csr_marl.raw_env("tasks/classify")
+    rich = csr_marl.raw_env("tasks/classify", overrides={"observation.text_features": 2048, "observation.text_chars": [2, 5]})
+    assert rich.observation_space("triage_0").shape[0] - plain.observation_space("triage_0").shape[0] == 2048 - 32
+    with pytest.raises(ValueError, match="text_chars"):
+        csr_marl.load_scenario("tasks/classify", overrides={"observation.text_chars": [5, 2]})
+
+
 def test_text_features_are_computed_once_per_ticket():
     env = csr_marl.raw_env("standard_day", overrides=SHORT)
     hasher = env._driver.encoder.hasher

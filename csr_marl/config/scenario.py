@@ -437,7 +437,18 @@ class Rewards(_Frozen):
 
 class Observation(_Frozen):
     queue_slots: int = Field(default=5, ge=1, le=64)
-    text_features: int = Field(default=32, ge=4, le=1024)
+    text_features: int = Field(default=32, ge=4, le=4096)
+    text_chars: tuple[int, int] | None = Field(
+        default=None,
+        description="also hash the character n-grams of each word (e.g. [2, 5]) beside the words, with "
+        "sublinear counts: features that carry over to wordings never trained on; null: words only",
+    )
+
+    @model_validator(mode="after")
+    def _chars(self) -> "Observation":
+        if self.text_chars is not None and not 1 <= self.text_chars[0] <= self.text_chars[1] <= 8:
+            raise ValueError(f"text_chars: need 1 <= low <= high <= 8, got {list(self.text_chars)}")
+        return self
 
 
 class Workflow(_Frozen):

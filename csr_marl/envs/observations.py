@@ -106,7 +106,7 @@ class ObservationEncoder:
     def __init__(self, layout: Layout, scenario: Scenario) -> None:
         self.layout = layout
         self.block = layout.ticket_block
-        self.hasher = TextHasher(layout.text_features)
+        self.hasher = TextHasher(layout.text_features, scenario.observation.text_chars)
         self.horizon = scenario.horizon_minutes
         self.peak = {role: scenario.staffing.peak(role) for role in ROLES}
         self.max_actions = scenario.workflow.max_actions_per_ticket

@@ -23,10 +23,18 @@ class TextHasher:
     Words are lower-cased; every number becomes the same token, so order ids and amounts do not
     scatter the vector. The hash is CRC-32, stable across processes (Python's ``hash`` is salted).
     Texts that differ only in their digits have the same features, so they are computed once.
+
+    With ``chars=(low, high)`` each word's character n-grams (of the word padded with a space each
+    side, ``low`` to ``high`` long) are hashed too, into the same ``n`` features: an unseen word then
+    shares most of its grams with the words it resembles (``refunded`` with ``refund``). Words and
+    grams are each normalised, counts taken sublinearly (``1 + log(count)``), then added and the sum
+    normalised: words and grams weigh alike whatever the number of grams.
     """
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, chars: tuple[int, int] | None = None) -> None:
         self.n = n
+        self.chars = chars
+        self._grams: dict[str, list[tuple[int, float]]] = {}
         self._slots: dict[str, tuple[int, float]] = {}
         self._texts: dict[bytes, tuple[float, ...]] = {}
         # ASCII pieces: the slot of a piece that is one token, else a list of its tokens' slots
@@ -39,8 +47,49 @@ class TextHasher:
         if features is None:
             if len(self._texts) >= _TEXT_CACHE_LIMIT:
                 self._texts.clear()
-            features = self._texts[key] = tuple(self._hash(text))
+            features = self._texts[key] = tuple(self._hash(text) if self.chars is None else self._hash_grams(text))
         return list(features)
+
+    def _hash_grams(self, text: str) -> list[float]:
+        """Words and their character n-grams (class docstring)."""
+        grams = self._grams
+        if len(grams) >= _TOKEN_CACHE_LIMIT:
+            grams.clear()
+        words: dict[tuple[int, float], int] = {}
+        pieces: dict[tuple[int, float], int] = {}
+        for word in _WORD.findall(text.lower()):
+            word = "0" if word[0].isdigit() else word
+            found = grams.get(word)
+            if found is None:
+                found = grams[word] = self._grams_of(word)
+            words[found[0]] = words.get(found[0], 0) + 1
+            for slot in found[1:]:
+                pieces[slot] = pieces.get(slot, 0) + 1
+        vector = [0.0] * self.n
+        for counts in (words, pieces):
+            part = [0.0] * self.n
+            for (index, sign), count in counts.items():
+                part[index] += sign * (1.0 + math.log(count))
+            norm = math.sqrt(sum(v * v for v in part)) or 1.0
+            for i, v in enumerate(part):
+                if v:
+                    vector[i] += v / norm
+        norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+        return [v / norm for v in vector]
+
+    def _grams_of(self, word: str) -> list[tuple[int, float]]:
+        """The word's own slot, then its character n-grams' (``chars`` long, the word space-padded)."""
+        assert self.chars is not None
+        low, high = self.chars
+        padded = f" {word} "
+        slots = [self._slot_of(word)]
+        for size in range(low, high + 1):
+            slots += [self._slot_of("#" + padded[i:i + size]) for i in range(len(padded) - size + 1)]
+        return slots
+
+    def _slot_of(self, token: str) -> tuple[int, float]:
+        h = zlib.crc32(token.encode())
+        return h % self.n, 1.0 if h & 0x80000000 else -1.0
 
     def _hash(self, text: str) -> list[float]:
         slots = self._slots

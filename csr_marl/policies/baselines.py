@@ -4,8 +4,10 @@
   priority; right about three times in four on the default bank) and routes to the resolver queue;
   resolvers and the escalation desk work as the ``heuristic``. No learning at all.
 - ``text_classifier``: a supervised text classifier (scikit-learn: TF-IDF over word uni- and bigrams
-  plus the customer's tier and declared labels, then logistic regression) fitted on tickets drawn
-  from the bank's *train* split. It gives triage its category and priority, and replaces the
+  and character 2-5-grams, plus the customer's tier and declared labels, then logistic regression)
+  fitted on tickets drawn from the bank's *train* split, at the settings of :data:`TUNED` (training
+  size, features and regularisation chosen on a validation split of *train* templates by
+  ``benchmarks/tune_ladder.py``). It gives triage its category and priority, and replaces the
   heuristic's issue lookup (which known issue a ticket is), so the heuristic's workflows run on the
   classifier's reading of the text. Needs the ``baselines`` extra (``pip install 'csr_marl[baselines]'``).
 
@@ -14,7 +16,8 @@ Neither ever sees a held-out ticket: on ``tickets.split: test`` they read text t
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -26,8 +29,31 @@ from ..sim.tickets import Ticket, TicketFactory
 from .base import register
 from .heuristic import HeuristicPolicy, KnowledgeBase
 
-TRAINING_TICKETS = 6000  # tickets drawn from the train split to fit the classifier on
-TRAINING_SEED = 20_240_601  # their seed (fixed: every episode and worker fits the same model)
+TRAINING_SEED = 20_240_601  # the training tickets' seed (fixed: every episode and worker fits the same model)
+
+
+@dataclass(frozen=True)
+class ClassifierSettings:
+    """How ``text_classifier`` is fitted: how many train-split tickets, which n-grams, and the inverse
+    regularisation ``C`` of each logistic regression (category, priority, known issue)."""
+
+    tickets: int = 6000
+    word_ngrams: tuple[int, int] = (1, 2)
+    char_ngrams: tuple[int, int] | None = None  # character n-grams within words (None: words only)
+    c_category: float = 10.0
+    c_priority: float = 10.0
+    c_template: float = 10.0
+
+    def label(self) -> str:
+        chars = f", chars {self.char_ngrams[0]}-{self.char_ngrams[1]}" if self.char_ngrams else ""
+        return (f"{self.tickets} tickets, words {self.word_ngrams[0]}-{self.word_ngrams[1]}{chars}, "
+                f"C category {self.c_category:g} / priority {self.c_priority:g} / issue {self.c_template:g}")
+
+
+UNTUNED = ClassifierSettings()  # the first settings (committed before the search; kept to compare)
+# Chosen by ``python benchmarks/tune_ladder.py`` on a validation split of train templates only
+# (benchmarks/results/ladder_tuning.md): never on held-out tickets.
+TUNED = ClassifierSettings(tickets=20_000, char_ngrams=(2, 5), c_category=30.0, c_priority=30.0, c_template=30.0)
 _FITTED: dict[str, "TextClassifier"] = {}
 
 
@@ -41,7 +67,7 @@ class DeclaredLabelsPolicy(HeuristicPolicy):
         return encode_triage(ticket.declared_category, ticket.declared_priority, "resolver")
 
 
-def _document(ticket: Ticket) -> str:
+def document(ticket: Ticket) -> str:
     """What the classifier reads: the text, then the tier and the declared labels as tokens."""
     return (
         f"{ticket.text}\n__tier_{ticket.tier} __declared_{ticket.declared_category} "
@@ -49,35 +75,61 @@ def _document(ticket: Ticket) -> str:
     )
 
 
+def _sklearn() -> Any:
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "the text_classifier baseline needs scikit-learn: pip install 'csr_marl[baselines]'"
+        ) from None
+
+
+def vectorizer(settings: ClassifierSettings) -> Any:
+    """The unfitted TF-IDF feature extractor of ``settings`` (words, and characters if asked)."""
+    _sklearn()
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import FeatureUnion
+
+    words = TfidfVectorizer(ngram_range=settings.word_ngrams, min_df=2, sublinear_tf=True, token_pattern=r"[A-Za-z0-9_']+")
+    if settings.char_ngrams is None:
+        return words
+    chars = TfidfVectorizer(analyzer="char_wb", ngram_range=settings.char_ngrams, min_df=2, sublinear_tf=True)
+    return FeatureUnion([("words", words), ("chars", chars)])
+
+
+def fit_label(features: Any, labels: Sequence[str], c: float) -> Any:
+    """A logistic regression of ``labels`` on ``features`` (the constant where there is one class)."""
+    _sklearn()
+    from sklearn.linear_model import LogisticRegression
+
+    kinds = sorted(set(labels))
+    # A bank with one class (the validation banks' single issue) needs no model: the constant.
+    return _Constant(kinds[0]) if len(kinds) == 1 else LogisticRegression(C=c, max_iter=2000).fit(features, labels)
+
+
+def training_tickets(scenario: Scenario, n: int) -> tuple[KnowledgeBase, list[Ticket]]:
+    """The train split's knowledge base and ``n`` tickets drawn from the train split (fixed seed)."""
+    train = scenario.model_copy(update={"tickets": scenario.tickets.model_copy(update={"split": "train"})})
+    kb = KnowledgeBase.for_bank(scenario.tickets.bank, "train")
+    factory = TicketFactory(train, kb.bank, RandomStreams(TRAINING_SEED))
+    return kb, [factory.new(0.0) for _ in range(n)]
+
+
 class TextClassifier:
     """Three logistic regressions over one TF-IDF: category, priority and known issue (template)."""
 
-    def __init__(self, scenario: Scenario) -> None:
-        try:
-            from sklearn.feature_extraction.text import TfidfVectorizer
-            from sklearn.linear_model import LogisticRegression
-        except ImportError:
-            raise ImportError(
-                "the text_classifier baseline needs scikit-learn: pip install 'csr_marl[baselines]'"
-            ) from None
-        train = scenario.model_copy(update={"tickets": scenario.tickets.model_copy(update={"split": "train"})})
-        kb = KnowledgeBase.for_bank(scenario.tickets.bank, "train")
-        factory = TicketFactory(train, kb.bank, RandomStreams(TRAINING_SEED))
-        tickets = [factory.new(0.0) for _ in range(TRAINING_TICKETS)]
+    def __init__(self, scenario: Scenario, settings: ClassifierSettings = TUNED) -> None:
+        _sklearn()
+        self.settings = settings
+        kb, tickets = training_tickets(scenario, settings.tickets)
         self.templates = {template.id: template for template, _ in kb.bank.templates_in("train")}
-        self.vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, token_pattern=r"[A-Za-z0-9_']+")
-        features = self.vectorizer.fit_transform([_document(t) for t in tickets])
-        self.models = {}
-        for name, labels in (
-            ("category", [t.true_category for t in tickets]),
-            ("priority", [t.true_priority for t in tickets]),
-            ("template", [t.template.id for t in tickets]),
-        ):
-            kinds = sorted(set(labels))
-            # A bank with one class (the validation banks' single issue) needs no model: the constant.
-            self.models[name] = (
-                _Constant(kinds[0]) if len(kinds) == 1 else LogisticRegression(C=10.0, max_iter=2000).fit(features, labels)
-            )
+        self.vectorizer = vectorizer(settings)
+        features = self.vectorizer.fit_transform([document(t) for t in tickets])
+        self.models = {
+            "category": fit_label(features, [t.true_category for t in tickets], settings.c_category),
+            "priority": fit_label(features, [t.true_priority for t in tickets], settings.c_priority),
+            "template": fit_label(features, [t.template.id for t in tickets], settings.c_template),
+        }
         self._cache: dict[str, tuple[str, str, str]] = {}
 
     @classmethod
@@ -93,13 +145,13 @@ class TextClassifier:
 
     def predict(self, ticket: Ticket) -> tuple[str, str, str]:
         """(category, priority, template id) for a ticket."""
-        document = _document(ticket)
-        cached = self._cache.get(document)
+        text = document(ticket)
+        cached = self._cache.get(text)
         if cached is None:
             if len(self._cache) > 50_000:
                 self._cache.clear()
-            x = self.vectorizer.transform([document])
-            cached = self._cache[document] = tuple(str(m.predict(x)[0]) for m in self.models.values())  # type: ignore[assignment]
+            x = self.vectorizer.transform([text])
+            cached = self._cache[text] = tuple(str(m.predict(x)[0]) for m in self.models.values())  # type: ignore[assignment]
         return cached  # type: ignore[return-value]
 
 
@@ -146,4 +198,7 @@ class TextClassifierPolicy(HeuristicPolicy):
         return encode_triage(category, priority, route)
 
 
-__all__ = ["DeclaredLabelsPolicy", "TextClassifier", "TextClassifierPolicy"]
+__all__ = [
+    "TUNED", "UNTUNED", "ClassifierSettings", "DeclaredLabelsPolicy", "TextClassifier", "TextClassifierPolicy",
+    "document", "fit_label", "training_tickets", "vectorizer",
+]

@@ -45,14 +45,20 @@ def tokens(text: str) -> frozenset[str]:
 class KnowledgeBase:
     """Finds the template a ticket most likely came from: TF-IDF cosine with every text variant.
 
-    Only informative words count (those in at most a quarter of the variants); each has a row of
-    precomputed weights over the variants, so a lookup is one sum of a few dozen rows.
+    Only informative words count (those in at most ``informative_share`` of the variants); a word's
+    weight is ``(log(n / df) + 1) ** idf_power``; each has a row of precomputed weights over the
+    variants, so a lookup is one sum of a few dozen rows. The defaults were checked against other
+    settings on a validation split of train templates (``benchmarks/tune_ladder.py``).
+    ``templates``: build from these template ids only (that validation's fitting side).
     """
 
-    def __init__(self, bank_path: str, split: str = "all") -> None:
+    def __init__(
+        self, bank_path: str, split: str = "all", *, templates: tuple[str, ...] | None = None,
+        informative_share: float = 0.25, idf_power: float = 2.0,
+    ) -> None:
         self.bank = load_ticket_bank(bank_path)
         variants: list[tuple[frozenset[str], Template]] = []
-        for template, known in self.bank.templates_in(split):  # "train": held-out tickets unseen
+        for template, known in self.bank.templates_in(split, templates):  # "train": held-out tickets unseen
             for variant in known:
                 text = SLOT_PATTERN.sub(" ", f"{variant.subject}\n{variant.body}")
                 variants.append((tokens(text), template))
@@ -64,12 +70,12 @@ class KnowledgeBase:
         for words, _ in variants:
             for word in words:
                 document_frequency[word] = document_frequency.get(word, 0) + 1
-        informative = sorted(w for w, df in document_frequency.items() if n < 8 or df <= n / 4)
+        informative = sorted(w for w, df in document_frequency.items() if n < 8 or df <= n * informative_share)
         self._rows = {word: r for r, word in enumerate(informative)}
         weights = np.zeros((len(informative), n))
         for i, (words, _) in enumerate(variants):
             for word in words & self._rows.keys():
-                weights[self._rows[word], i] = (math.log(n / document_frequency[word]) + 1.0) ** 2
+                weights[self._rows[word], i] = (math.log(n / document_frequency[word]) + 1.0) ** idf_power
         norms = np.sqrt(weights.sum(axis=0))
         self._weights = weights / np.where(norms > 0, norms, 1.0)
         self._cache: dict[str, Template] = {}
@@ -138,6 +144,15 @@ class KnowledgeBase:
         return requirement
 
 
+def labelled_priority(template: Template, ticket: Ticket) -> str:
+    """The priority the playbook of issue ``template`` gives ``ticket``: its base, raised for the tier
+    and for the strongest urgency cue in the text."""
+    rule = template.priority
+    text = ticket.text.lower()
+    cue = max((lv for c, lv in rule.cues.items() if c.lower() in text), default=0)
+    return raise_priority(rule.base, rule.tier_raise.get(ticket.tier, 0) + cue)
+
+
 @register("heuristic")
 class HeuristicPolicy:
     """Knowledge-base triage, highest priority then oldest first, playbook-driven workflows.
@@ -167,12 +182,8 @@ class HeuristicPolicy:
         ticket = decision.ticket
         assert ticket is not None
         template = self.kb.match(ticket)
-        rule = template.priority
-        text = ticket.text.lower()
-        cue = max((lv for c, lv in rule.cues.items() if c.lower() in text), default=0)
-        priority = raise_priority(rule.base, rule.tier_raise.get(ticket.tier, 0) + cue)
         route = "escalation" if self.has_desk and self.kb.evidently_escalated(template) else "resolver"
-        return encode_triage(template.category, priority, route)
+        return encode_triage(template.category, labelled_priority(template, ticket), route)
 
     def pick(self, decision: Decision) -> int:
         return 0  # the queue shows the highest priority, oldest ticket first
@@ -255,4 +266,6 @@ class FullKnowledgeHeuristic(HeuristicPolicy):
     knowledge = "all"
 
 
-__all__ = ["EscalateAllPolicy", "FifoPolicy", "FullKnowledgeHeuristic", "HeuristicPolicy", "KnowledgeBase"]
+__all__ = [
+    "EscalateAllPolicy", "FifoPolicy", "FullKnowledgeHeuristic", "HeuristicPolicy", "KnowledgeBase", "labelled_priority",
+]

@@ -30,6 +30,9 @@ class TrainConfig(BaseModel):
     * ``init_from`` (role -> checkpoint path): curriculum. The role's actor and critic start from
       that checkpoint's (trained on another task, e.g. triage from ``tasks/classify``), copied by
       feature and action name where the layouts differ (:mod:`.curriculum`).
+    * ``warm_start`` (a policy name): before the first rollout each actor is fitted to that built-in
+      policy's decisions on ``warm_start_episodes`` episodes of the training scenario (behaviour
+      cloning, :mod:`.warm_start`); reinforcement learning goes on from there.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -71,11 +74,22 @@ class TrainConfig(BaseModel):
     init_from: dict[str, str] = Field(
         default_factory=dict, description="curriculum: role -> checkpoint path its actor and critic start from"
     )
+    warm_start: str | None = Field(
+        default=None,
+        description="behaviour-clone this built-in policy (e.g. text_classifier) into the actors before RL",
+    )
+    warm_start_episodes: int = Field(default=40, ge=1, description="teacher episodes recorded for the warm start")
+    warm_start_epochs: int = Field(default=20, ge=1, description="passes over the teacher's decisions")
 
     @model_validator(mode="after")
     def _fits(self) -> "TrainConfig":
         if self.eval_points > self.steps:
             raise ValueError(f"eval_points ({self.eval_points}) cannot exceed steps ({self.steps})")
+        if self.warm_start is not None:
+            from ..policies import policy_names
+
+            if self.warm_start not in policy_names():
+                raise ValueError(f"warm_start: unknown policy {self.warm_start!r} (policies: {', '.join(policy_names())})")
         for role, path in self.init_from.items():
             if role not in ROLES:
                 raise ValueError(f"init_from: unknown role {role!r} (roles: {', '.join(ROLES)})")

@@ -187,6 +187,7 @@ def _train(
         "cpu_seconds": cpu_seconds,
         "wall_seconds": time.perf_counter() - wall_start,
         "torch": torch.__version__,
+        **({"warm_start": steps_done.warm_start} if steps_done.warm_start else {}),
     }
     write_json(out / "run.json", summary)
     return TrainingRun(out, checkpoint_path, rows, kpis, references, cpu_seconds, summary)
@@ -197,6 +198,7 @@ class StepCounter:
 
     def __init__(self) -> None:
         self.value = 0
+        self.warm_start: dict[str, Any] | None = None  # what the warm start did, if there was one
 
     def __call__(self, epoch: int, env_step: int) -> None:
         self.value = env_step
@@ -217,6 +219,13 @@ def _algorithm(config: TrainConfig, env: Any, steps_done: StepCounter) -> tuple[
     actor, critic = build_networks(layout_signature(layout), int(env.action_space.n), config.hidden, state_size)
     for role, path in config.init_from.items():
         init_role(role, path, actor, critic, layout)
+    if config.warm_start is not None:
+        from .warm_start import warm_start
+
+        steps_done.warm_start = warm_start(
+            actor, env.env.unwrapped.scenario, config.warm_start, config.warm_start_episodes,
+            config.warm_start_epochs, config.seed,
+        )
     policy = DiscreteActorPolicy(
         actor=actor, action_space=env.action_space, observation_space=env.observation_space, deterministic_eval=True
     )
