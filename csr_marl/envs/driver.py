@@ -31,8 +31,9 @@ MASKING_FIXES = (
     "reads action_masks() (the Gymnasium tasks and csr_marl.envs.vector.TaskVectorEnv have it); "
     "RLlib: csr_marl.envs.rllib.RLlibEnv with mask_in_observation=True and RLlib's "
     "ActionMaskingTorchRLModule; Tianshou: csr_marl.train.TianshouEnv, which passes "
-    "info['action_mask'] to the policy; TorchRL: csr_marl.envs.torchrl.TorchRLEnv, whose action spec "
-    "carries the mask (random rollouts, Collector(policy=None), MaskedCategorical over its action_mask)"
+    "info['action_mask'] to the policy; TorchRL: csr_marl.envs.torchrl.TorchRLEnv with a "
+    "MaskedCategorical actor over its action_mask (random collection: its MaskedRandomPolicy, not "
+    "policy=None)"
 )
 
 

@@ -1,17 +1,15 @@
 """The AEC environment as a TorchRL ``EnvBase``: one step per decision, the mask where TorchRL reads it.
 
-TorchRL's ``PettingZooWrapper`` gives every agent a slot in every step (fourteen on ``standard_day``)
-and builds and checks a nested TensorDict for each, so a step costs milliseconds against the
-environment's tenth of one; and its ``ActionMask`` transform reads a single root ``action_mask``
-entry, which the wrapper's grouped layout does not have, so masked random rollouts still act
-illegally (``docs/envs/illegal-actions.md``). :class:`TorchRLEnv` is the turn-based view the
-environment already has (the AEC API: the agent whose decision is due acts), one flat TensorDict per
-decision:
+TorchRL's ``PettingZooWrapper`` builds and checks a nested TensorDict per agent group at every step
+(one group per agent over the AEC API, fourteen on ``standard_day``), so a step costs milliseconds
+against the environment's tenth of one (1-2 % of its decisions per second). :class:`TorchRLEnv` is
+the turn-based view the environment already has (the AEC API: the agent whose decision is due acts),
+one flat TensorDict per decision:
 
 * ``observation``: the deciding agent's vector (uniform spaces: one size for every role), float32;
-* ``action_mask``: its legal actions, bool; the action spec's own mask follows it, so
-  ``env.rand_action()`` and ``env.rollout(n)`` without a policy, a ``Collector`` with ``policy=None``
-  and ``MaskedCategorical`` policies all act legally;
+* ``action_mask``: its legal actions, bool, for a ``MaskedCategorical`` actor; the action spec's own
+  mask follows it, so ``env.rand_action()`` and ``env.rollout(n)`` without a policy act legally (a
+  ``Collector`` given ``policy=None`` does not: see :class:`MaskedRandomPolicy`);
 * ``agent``: the deciding agent's index in ``possible_agents`` (for one policy shared by every agent
   that still knows who acts; the observation also names the role);
 * ``reward``: shape ``(n_agents,)``, what each agent earned during the step (PettingZoo's
@@ -24,9 +22,9 @@ An episode in which nobody has anything to decide is skipped at reset (it teache
 result of every finished episode is kept in :attr:`finished`, and the running one is :attr:`center`.
 
     from torchrl.collectors import Collector
-    from csr_marl.envs.torchrl import TorchRLEnv
+    from csr_marl.envs.torchrl import MaskedRandomPolicy, TorchRLEnv
     env = TorchRLEnv("standard_day", seed=0)
-    collector = Collector(env, policy=None, frames_per_batch=1000, total_frames=10_000)
+    collector = Collector(env, MaskedRandomPolicy(seed=0), frames_per_batch=1000, total_frames=10_000)
 
 Options are ``csr_marl.raw_env``'s (``overrides``, ``strict``, ...); observations must be flat and
 spaces uniform (the defaults). Needs ``torchrl`` (the ``consumers`` extra).
