@@ -166,3 +166,15 @@ def test_torchrl_env_is_reproducible_from_its_seed():
 def test_torchrl_env_refuses_layouts_it_cannot_batch():
     with pytest.raises(ValueError, match="flat observations over uniform spaces"):
         torchrl_env(flat_observations=False)
+
+
+def test_a_collector_without_a_policy_samples_a_stale_mask():
+    # Why MaskedRandomPolicy exists: TorchRL's Collector(policy=None) samples from a copy of the action
+    # spec made when it is built (docs/envs/illegal-actions.md). If TorchRL changes that, the docs change.
+    env = torchrl_env(seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IllegalActionWarning)
+        collector = Collector(env, None, frames_per_batch=100, total_frames=200)
+        list(collector)
+        collector.shutdown()
+    assert illegal_so_far(env) > 20
