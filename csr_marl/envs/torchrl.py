@@ -117,9 +117,11 @@ class TorchRLEnv(EnvBase):
         return self._observe(self.possible_agents[0], True, reward=reward, **_flags(early, not early))
 
     def _set_seed(self, seed: int | None) -> None:
+        """The next reset's seed (later episodes draw theirs from it, as the AEC environment's do)."""
         self._next_seed = seed
 
     def close(self, *, raise_if_closed: bool = True) -> None:
+        """Close the environment (the episode in progress is judged for illegal actions first)."""
         self.aec.close()
         super().close(raise_if_closed=raise_if_closed)
 
@@ -146,6 +148,7 @@ class MaskedRandomPolicy:
             self.generator.manual_seed(seed)
 
     def __call__(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """Write a uniformly random legal ``action`` for every entry of the batch."""
         mask = tensordict["action_mask"]
         # The largest of independent uniform draws over the legal actions is a uniform pick among them.
         draws = torch.rand(mask.shape, generator=self.generator) * mask
