@@ -1,5 +1,5 @@
 """Illegal actions never pay: a random legal action replaces one, it is counted, and a mask-blind
-learner is warned once.
+learner is warned (``tests/test_env_illegal_warning.py``).
 
 Two random legal policies are compared with the always-illegal one over 20 episodes (seeds 0..19):
 an independent one (95 % confidence intervals of the two means must not overlap, on every scenario),
@@ -142,30 +142,3 @@ def test_the_replacement_is_a_random_legal_action_from_its_own_stream():
     # The customer's own labels (right about three times in four) are no longer what it gets:
     # a random category is right about one time in four.
     assert env.unwrapped.center.result().kpis["triage_accuracy"] < 0.5
-
-
-def test_a_mask_blind_policy_is_warned_once_per_environment_naming_the_fixes():
-    env = csr_marl.env("tasks/classify", overrides=SHORT)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for episode in range(2):
-            env.reset(seed=episode)
-            for agent in env.agent_iter():
-                _, _, terminated, truncated, info = env.last()
-                env.step(None if terminated or truncated else int(np.flatnonzero(info["action_mask"] == 0)[0]))
-    ours = [w for w in caught if issubclass(w.category, IllegalActionWarning)]
-    assert len(ours) == 1
-    message = str(ours[0].message)
-    for fix in ("MaskablePPO", "action_masks()", "RLlib", "csr_marl.train.TianshouEnv", "ActionMask"):
-        assert fix in message
-
-
-def test_a_masked_policy_is_never_warned():
-    env = csr_marl.env("tasks/classify", overrides=SHORT)
-    env.reset(seed=0)
-    choose = chooser("legal", 0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", IllegalActionWarning)
-        for agent in env.agent_iter():
-            _, _, terminated, truncated, info = env.last()
-            env.step(None if terminated or truncated else choose(info["action_mask"]))

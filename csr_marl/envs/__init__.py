@@ -11,7 +11,7 @@
 | Observation        | `Box(float32, (181,))` for every agent (role one-hot + role features, zero-padded)             |
 | Observation values | [0, 1], text features in [-1, 1]                                                                |
 | Action mask        | `info["action_mask"]` (int8); in the observation Dict with `flat_observations=False`           |
-| Illegal action     | costs `rewards.illegal_action` (-0.1), replaced by a random legal action; counted; warned once |
+| Illegal action     | costs `rewards.illegal_action` (-0.1), replaced by a random legal action; warned per agent     |
 | State              | `Box(float32, (67 + D + F + 26K,))`                                                            |
 
 Staff of a customer-service contact center are the agents: **triage** reads each new ticket and sets
@@ -139,10 +139,13 @@ was a good policy -- triage copied the customer's labels, a pick took slot 0 -- 
 learnt to hand their decisions to it.) The episode always moves on, so an unmasked or greedy policy
 never stalls it. Illegal actions are counted: `info["illegal_actions"]` (the agent's, this episode)
 and the episode KPIs `illegal_actions` and `illegal_action_share` (of the agents' decisions) in
-`env.unwrapped.center.result().kpis`. When an episode ends with more than 5 % of at least 20 decisions
-illegal, the environment warns once (`csr_marl.envs.driver.IllegalActionWarning`), naming the fix
-per library: sb3-contrib's `MaskablePPO` with `action_masks()`, RLlib's action-masking RLModule,
-`csr_marl.train.TianshouEnv`, TorchRL's `ActionMask` transform (`docs/envs/illegal-actions.md`).
+`env.unwrapped.center.result().kpis`. At every end of an episode (by itself, a reset in mid-shift,
+`max_cycles`, a wrapper's truncation at the next reset, `close()`), an agent with more than 5 % of
+at least 20 decisions illegal is warned about, once (`csr_marl.envs.driver.IllegalActionWarning`;
+on a Gymnasium task only the learner is judged), naming the routes tested to reach 0 illegal
+actions: sb3-contrib's `MaskablePPO` with `action_masks()`, `csr_marl.envs.rllib.RLlibEnv` with
+`mask_in_observation=True` and RLlib's `ActionMaskingTorchRLModule`, `csr_marl.train.TianshouEnv`,
+`csr_marl.envs.torchrl.TorchRLEnv` (`docs/envs/illegal-actions.md`).
 `strict=True` raises `csr_marl.sim.IllegalActionError` naming the legal actions instead, and changes
 nothing.
 

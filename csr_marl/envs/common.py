@@ -167,7 +167,8 @@ class CenterEnvBase(EzPickle):
         return text
 
     def close(self) -> None:
-        pass
+        """Judge the episode in progress for illegal actions (as a reset would); nothing else to free."""
+        self._driver.end_episode()
 
     def _require_reset(self) -> None:
         if self._driver.center is None:

@@ -24,19 +24,21 @@ from .layout import Layout
 from .observations import ObservationEncoder
 from .rewards import RewardAccount
 
-ILLEGAL_WARN_SHARE = 0.05  # an episode with more illegal actions than this share of decisions warns
-ILLEGAL_WARN_MIN_DECISIONS = 20  # ... once it has at least this many decisions
+ILLEGAL_WARN_SHARE = 0.05  # an agent with more illegal actions than this share of its decisions warns
+ILLEGAL_WARN_MIN_DECISIONS = 20  # ... judged once it has this many decisions (pooled over short episodes)
 MASKING_FIXES = (
-    "Stable-Baselines3: sb3-contrib's MaskablePPO reads action_masks() (Gymnasium tasks and "
-    "TaskVectorEnv have it); RLlib: an action-masking RLModule (ray.rllib.examples.rl_modules."
-    "classes.action_masking_rlm) over Dict observations (flat_observations=False); Tianshou: "
-    "csr_marl.train.TianshouEnv, which passes info['action_mask'] to the policy; TorchRL: "
-    "PettingZooWrapper(use_mask=True) with the ActionMask transform (torchrl.envs.transforms.ActionMask)"
+    "Routes tested to reach 0 illegal actions: Stable-Baselines3: sb3-contrib's MaskablePPO, which "
+    "reads action_masks() (the Gymnasium tasks and csr_marl.envs.vector.TaskVectorEnv have it); "
+    "RLlib: csr_marl.envs.rllib.RLlibEnv with mask_in_observation=True and RLlib's "
+    "ActionMaskingTorchRLModule; Tianshou: csr_marl.train.TianshouEnv, which passes "
+    "info['action_mask'] to the policy; TorchRL: csr_marl.envs.torchrl.TorchRLEnv with a "
+    "MaskedCategorical actor over its action_mask (random collection: its MaskedRandomPolicy, not "
+    "policy=None)"
 )
 
 
 class IllegalActionWarning(UserWarning):
-    """Many of an episode's actions were illegal: the learner is probably not reading the mask."""
+    """Many of an agent's actions were illegal: its policy is probably not reading the mask."""
 
 
 def agent_names(scenario: Scenario) -> list[str]:
@@ -53,7 +55,9 @@ class CenterDriver:
     illegally is never better than acting at random). Illegal actions are counted per agent.
     ``interval``: the decision epoch in minutes, for :meth:`act_epoch` (the parallel API); None
     (event-driven): each parallel step runs the core to the next minute at which a decision is due
-    and every decision due at that minute is taken in the step.
+    and every decision due at that minute is taken in the step. ``learners``: the agents whose
+    illegal actions are judged at every episode's end (None: every agent; a Gymnasium task names
+    its learner, whose colleagues are built-in policies). See :meth:`end_episode`.
     """
 
     def __init__(
@@ -66,6 +70,7 @@ class CenterDriver:
         interval: float | None = None,
         seed: int | None = None,
         grader: Grader | None = None,
+        learners: tuple[str, ...] | None = None,
     ) -> None:
         self.scenario = scenario
         self.grader = grader  # grades respond_user's messages instead of the rubric (e.g. a judge)
@@ -95,13 +100,18 @@ class CenterDriver:
         self.illegal = dict.fromkeys(self.agents, 0)  # of which illegal (answered by the fallback)
         self._decided_total = self._illegal_total = 0  # their sums, kept as they change
         self._kpis: dict[str, float] = {}  # the episode's illegal-action KPIs (the core's extra KPIs)
-        self.warned = False  # the illegal-share warning is given once per environment
+        self.learners = tuple(self.agents) if learners is None else tuple(learners)
+        self.in_episode = False  # an episode started whose end has not been judged yet
+        self._unjudged = {agent: [0, 0] for agent in self.learners}  # (decisions, illegal) not yet judged
+        self.warned: set[str] = set()  # agents warned about (each at most once per environment)
 
     # --- episodes -------------------------------------------------------------------------------
     def start(self, seed: int | None = None, *, epochs: bool = False) -> None:
         """A new episode. ``seed`` seeds the core's streams exactly as ``simulate(seed=...)`` does;
         without one, the episode's seed is drawn from the last seed given (or the constructor's).
         With ``epochs`` (the parallel API) the core runs to the first step with a decision in it."""
+        if self.in_episode:  # a reset in mid-episode ends that episode
+            self.end_episode()
         if seed is None:
             seed = self._next_seed()
         else:
@@ -118,6 +128,7 @@ class CenterDriver:
         self._kpis.update(illegal_actions=0, illegal_action_share=0.0)
         self.epochs = 0
         self.stopped = False
+        self.in_episode = True
         self._boundary = 0.0
         # Rewards accrued before the first decision stay in the ledger and reach the first step
         # (PettingZoo starts every episode with zero rewards).
@@ -197,7 +208,7 @@ class CenterDriver:
         self._set_decision(center.next_decision())
         self.account.add(center.rewards.drain())
         if self.decision is None:
-            self._check_illegal_share()
+            self.end_episode()
 
     def act_epoch(self, actions: Mapping[str, int]) -> None:
         """One parallel step: every due decision is answered (in the order they fell due, which
@@ -217,7 +228,7 @@ class CenterDriver:
         self._next_epoch()
         self.account.add(center.rewards.drain())
         if self.ended:
-            self._check_illegal_share()
+            self.end_episode()
 
     def stop(self) -> None:
         """Truncate the episode now (``max_cycles``): the core's KPIs cover the minutes so far."""
@@ -226,6 +237,7 @@ class CenterDriver:
         self.stopped = True
         self._set_due()
         self.account.add(self.center.rewards.drain())
+        self.end_episode()
 
     def _checked(self, decision: Decision, index: int) -> tuple[int, bool]:
         """(the action to take, whether the agent's was illegal): ``index`` if legal, else the
@@ -263,19 +275,36 @@ class CenterDriver:
         self.last_decided[decision.agent] = center.env.now
         center.decide(index, decision, text=None if illegal else text, refund=None if illegal else refund)
 
-    def _check_illegal_share(self) -> None:
-        """At an episode's end: warn (once per environment) when its illegal share passed the threshold."""
-        decisions = self._decided_total
-        if self.warned or decisions < ILLEGAL_WARN_MIN_DECISIONS:
+    def end_episode(self) -> None:
+        """Judge the episode that ended (by itself, by :meth:`stop`, by a new :meth:`start` or by the
+        environment's ``close()``; a wrapper's truncation, e.g. Gymnasium's ``TimeLimit``, is judged at
+        the next reset). Each learner's decisions and illegal actions are added to those not yet
+        judged; once they number ``ILLEGAL_WARN_MIN_DECISIONS`` they are judged and cleared, and one
+        warning names every learner (not warned before) whose illegal share passed
+        ``ILLEGAL_WARN_SHARE``. Judging an episode twice does nothing."""
+        if not self.in_episode:
             return
-        share = self._illegal_total / decisions
-        if share > ILLEGAL_WARN_SHARE:
-            self.warned = True
+        self.in_episode = False
+        offenders = []
+        for agent in self.learners:
+            decided = self.decisions[agent]
+            if not decided:
+                continue
+            pending = self._unjudged[agent]
+            pending[0] += decided
+            pending[1] += self.illegal[agent]
+            if pending[0] < ILLEGAL_WARN_MIN_DECISIONS:
+                continue
+            decided, illegal = pending
+            pending[:] = [0, 0]
+            if illegal > ILLEGAL_WARN_SHARE * decided and agent not in self.warned:
+                self.warned.add(agent)
+                offenders.append(f"{agent} {illegal / decided:.0%} ({illegal} of {decided} decisions)")
+        if offenders:
             warnings.warn(
-                f"{share:.0%} of this episode's {decisions} decisions were illegal actions (each costs "
-                f"rewards.illegal_action and is replaced by a random legal action): the policy is "
-                f"probably not using the action mask (info['action_mask']). {MASKING_FIXES}. "
-                f"This warning is given once per environment.",
+                f"illegal actions: {'; '.join(offenders)}. Each costs rewards.illegal_action and is "
+                f"replaced by a random legal action: the policy is probably not using the action mask "
+                f"(info['action_mask']). {MASKING_FIXES}. Each agent is warned once per environment.",
                 IllegalActionWarning,
                 stacklevel=4,
             )

@@ -20,7 +20,8 @@ environment with ``uniform_spaces=False``; ``feature_names()`` names it), the ac
 reward is what the learner earned since its previous decision under the scenario's reward mode (in
 ``shared`` mode, the team's reward). An illegal action costs ``rewards.illegal_action`` and is
 replaced by a uniformly random legal action, as in the multi-agent environment (``strict=True``
-raises); ``info["illegal_actions"]`` counts the learner's, and a high share warns once. The episode ends at
+raises); ``info["illegal_actions"]`` counts the learner's, and a high share of the learner's own
+decisions warns, at every episode's end (a reset, ``TimeLimit``'s truncation included). The episode ends at
 the horizon (truncated) or when a ``max_tickets`` scenario closed every ticket (terminated).
 """
 
@@ -34,7 +35,7 @@ import numpy as np
 
 from ..policies.base import make_policy
 from .common import METADATA, ScenarioLike, as_action, resolve_scenario
-from .driver import CenterDriver
+from .driver import CenterDriver, agent_names
 from .render import floor_text
 
 TASKS: dict[str, dict[str, str]] = {
@@ -66,9 +67,11 @@ class CenterTaskEnv(gymnasium.Env):
             raise ValueError(f"render_mode {render_mode!r} is not supported; choose one of {METADATA['render_modes']} or None")
         self.render_mode = render_mode
         self.scenario = resolve_scenario(scenario, overrides)
-        self._driver = CenterDriver(self.scenario, uniform_spaces=False, strict=strict)
-        if agent not in self._driver.role_of:
-            raise ValueError(f"agent {agent!r} is not on scenario {self.scenario.name!r}'s floor: {self._driver.agents}")
+        floor = agent_names(self.scenario)
+        if agent not in floor:
+            raise ValueError(f"agent {agent!r} is not on scenario {self.scenario.name!r}'s floor: {floor}")
+        # Only the learner is judged for illegal actions: its colleagues are built-in policies.
+        self._driver = CenterDriver(self.scenario, uniform_spaces=False, strict=strict, learners=(agent,))
         make_policy(colleagues, self.scenario, np.random.default_rng(0))  # an unknown name fails here
         self.agent = agent
         self.colleagues = colleagues
@@ -102,6 +105,11 @@ class CenterTaskEnv(gymnasium.Env):
         if self.render_mode == "human":
             self.render()
         return self._observation(), float(reward), ended and driver.ended_early, ended and not driver.ended_early, self._info()
+
+    def close(self) -> None:
+        """Judge the episode in progress for illegal actions (as a reset would) and close."""
+        self._driver.end_episode()
+        super().close()
 
     def action_masks(self) -> np.ndarray:
         """Legal actions now, as booleans (sb3-contrib's ``MaskablePPO`` reads this)."""
