@@ -96,9 +96,12 @@ class KnowledgeBase:
 
     @classmethod
     @lru_cache(maxsize=8)
-    def for_bank(cls, bank_path: str, split: str = "all") -> "KnowledgeBase":
-        """One shared knowledge base per ticket bank, split and process (building it takes milliseconds)."""
-        return cls(bank_path, split)
+    def for_bank(
+        cls, bank_path: str, split: str = "all", *, informative_share: float = 0.25, idf_power: float = 2.0
+    ) -> "KnowledgeBase":
+        """One shared knowledge base per ticket bank, split, settings and process (building it takes
+        milliseconds)."""
+        return cls(bank_path, split, informative_share=informative_share, idf_power=idf_power)
 
     def match(self, ticket: Ticket) -> Template:
         key = ticket.text
@@ -160,9 +163,14 @@ class HeuristicPolicy:
     The knowledge base holds the bank's train split only (module docstring)."""
 
     knowledge = "train"  # the part of the bank the knowledge base is built from
+    # How it weighs words: chosen on a validation split of train templates (benchmarks/tune_ladder.py),
+    # for wordings it never saw. Every word counts, with its plain IDF weight.
+    informative_share, idf_power = 1.0, 1.0
 
     def __init__(self, scenario: Scenario, rng: np.random.Generator | None = None) -> None:
-        self.kb = KnowledgeBase.for_bank(scenario.tickets.bank, self.knowledge)
+        self.kb = KnowledgeBase.for_bank(
+            scenario.tickets.bank, self.knowledge, informative_share=self.informative_share, idf_power=self.idf_power
+        )
         self.has_desk = scenario.staffing.peak("escalation") > 0
         self._plans: dict[tuple, tuple[Template, str]] = {}  # next_tool's answers by state
 
@@ -264,6 +272,9 @@ class FullKnowledgeHeuristic(HeuristicPolicy):
     staffing study models (the default of simulate, sweep, staff and schedule)."""
 
     knowledge = "all"
+    # Its knowledge base holds every wording it meets, so it keeps the settings that match known text
+    # (the analyst's studies and their pinned results were made with them).
+    informative_share, idf_power = 0.25, 2.0
 
 
 __all__ = [
