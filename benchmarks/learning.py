@@ -72,8 +72,9 @@ HIGHER_IS_BETTER = {"sla_attainment": True, "abandonment_rate": False}
 TASKS: dict[str, dict] = {
     "classify": {
         "config": dict(
-            scenario="tasks/classify", steps=120_000, gamma=0.5, gae_lambda=0.9, episodes_per_update=16,
-            eval_points=10, central_critic=True,
+            scenario="tasks/classify", steps=60_000, gamma=0.5, gae_lambda=0.9, episodes_per_update=16,
+            eval_points=6, central_critic=True, warm_start="text_classifier", warm_start_episodes=60, lr=3e-4,
+            lr_decay=True,
         ),
         "budget_minutes": 10,
         "target": ("share_of_strongest", 1.0),
