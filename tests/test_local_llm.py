@@ -200,7 +200,7 @@ def test_smollm2_plays_an_episode_with_csr_marl_agent_through_the_local_endpoint
     finally:
         server.shutdown()
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "[START] task=tasks/order_status" in done.stdout and "[END]" in done.stdout
+    assert "[START] task=order_status" in done.stdout and "[END]" in done.stdout
     assert done.stdout.count("[STEP]") >= 1
     assert (out / "agent_baseline.json").is_file()
     assert model.usage.requests >= 1 and model.usage.completion_tokens >= 1

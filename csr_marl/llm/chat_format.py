@@ -104,6 +104,28 @@ def render_tool_call(name: str, arguments: dict[str, Any]) -> str:
     return f"{OPEN}[{json.dumps({'name': name, 'arguments': arguments})}]{CLOSE}"
 
 
+def compact_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tools' schemas with only what a model needs to write a call: each tool's name, its
+    description's first sentence, and each parameter's type, enum and description (bounds and
+    ``additionalProperties`` left out; the session still checks them). Shorter prompts for a small
+    model on a CPU."""
+    out = []
+    for tool in tools:
+        function = tool.get("function", tool)
+        parameters = function.get("parameters") or {}
+        properties = {
+            key: {k: v for k, v in spec.items() if k in ("type", "enum", "description")}
+            for key, spec in (parameters.get("properties") or {}).items()
+        }
+        compact: dict[str, Any] = {"type": "object", "properties": properties}
+        if parameters.get("required"):
+            compact["required"] = list(parameters["required"])
+        description = (function.get("description") or "").split(": ")[0].split(". ")[0].rstrip(".")
+        out.append({"type": "function", "function": {"name": function["name"], "description": description,
+                                                      "parameters": compact}})
+    return out
+
+
 def attach_parser(tokenizer: Any) -> Any:
     """Give ``tokenizer`` :data:`CHAT_TEMPLATE` and a ``parse_response`` that reads this format, the
     method TRL's ``GRPOTrainer`` calls on each completion (it calls it when ``response_template`` is
