@@ -42,6 +42,12 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--max-completion", type=int, default=160, help="tokens per rollout, tool results included")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's; 1 on a busy shared CPU)")
+    parser.add_argument("--warm-start", type=int, default=0,
+                        help="with --model: supervised steps on the careful agent's demonstrations (training seeds) first")
+    parser.add_argument("--warm-lr", type=float, default=5e-5, help="the warm start's learning rate")
+    parser.add_argument("--demo-seeds", type=int, default=8, help="training seeds (100..) of the warm start's demonstrations")
+    parser.add_argument("--eval-seeds", type=int, default=0,
+                        help="with --model: held-out seeds (10000..) scored greedily before and after GRPO")
     parser.add_argument("--ladder", action="store_true", help="print the scripted ladder per task and stop")
     parser.add_argument("--ladder-seeds", type=int, default=20)
     parser.add_argument("--memory", action="store_true", help="measure a server's memory per session and stop")
@@ -143,11 +149,20 @@ def train(args: argparse.Namespace, task: str) -> dict:
     import torch
     from trl import GRPOConfig, GRPOTrainer
 
-    from csr_marl.grpo import environment_factory, task_dataset
+    from csr_marl.grpo import demos, environment_factory, task_dataset, tiny
 
     started = time.time()
     model, tokenizer = model_and_tokenizer(args, task)
     parameters = sum(p.numel() for p in model.parameters())
+    measured: dict = {}
+    if args.model and args.warm_start:
+        examples = demos.demonstrations(task, range(100, 100 + args.demo_seeds), max_calls=args.max_calls)
+        losses = tiny.warm_start(model, tokenizer, examples, steps=args.warm_start, lr=args.warm_lr, batch_size=2)
+        measured["warm_start"] = {"examples": len(examples), "steps": args.warm_start,
+                                  "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4)}
+    if args.model and args.eval_seeds:
+        held_out = range(10_000, 10_000 + args.eval_seeds)
+        measured["before"] = demos.evaluate(model, tokenizer, task, held_out, max_calls=args.max_calls)
     gpu = torch.cuda.is_available()
     config = GRPOConfig(
         output_dir=f"runs/grpo/{task.replace('/', '_')}", num_generations=args.generations,
@@ -165,6 +180,8 @@ def train(args: argparse.Namespace, task: str) -> dict:
         environment_factory=environment_factory(task, base_url=args.server, max_calls=args.max_calls),
     )
     trainer.train()
+    if args.model and args.eval_seeds:
+        measured["after"] = demos.evaluate(model, tokenizer, task, held_out, max_calls=args.max_calls)
     logs = [entry for entry in trainer.state.log_history if "reward" in entry]
     run = {
         "task": task, "parameters": parameters, "steps": args.steps, "generations": args.generations,
@@ -172,7 +189,7 @@ def train(args: argparse.Namespace, task: str) -> dict:
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "reward": [round(entry["reward"], 4) for entry in logs],
         "reward_std": [round(entry["reward_std"], 4) for entry in logs],
-        "tool_calls": [round(entry["tools/call_frequency"], 3) for entry in logs],
+        "tool_calls": [round(entry["tools/call_frequency"], 3) for entry in logs], **measured,
     }
     print(json.dumps(run), flush=True)
     return run

