@@ -194,7 +194,7 @@ def test_smollm2_plays_an_episode_with_csr_marl_agent_through_the_local_endpoint
         out = tmp_path / "agent"
         done = subprocess.run(
             [sys.executable, "-m", "csr_marl", "agent", "tasks/order_status", "--base-url", url, "--model", "smollm2-135m",
-             "--episodes", "1", "--max-turns", "2", "--temperature", "0", "--out", str(out)],
+             "--episodes", "1", "--max-turns", "2", "--temperature", "0", "--timeout", "900", "--out", str(out)],
             capture_output=True, text=True, timeout=1200, cwd=ROOT,
         )
     finally:
