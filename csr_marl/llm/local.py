@@ -117,6 +117,8 @@ class LocalChatModel:
         seed: int | None = None,
     ) -> dict[str, Any]:
         """One chat completion, as the OpenAI API shapes it (a ``dict`` ready for JSON)."""
+        if tool_choice == "none":
+            tools = None
         force = bool(tools) and (tool_choice == "required" or isinstance(tool_choice, dict))
         prompt = self.prompt(messages, tools, force_call=force)
         text, prompt_tokens, completion_tokens, cut = self.generate(

