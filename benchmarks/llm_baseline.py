@@ -172,6 +172,22 @@ def summarise(runs: list[dict[str, Any]], args: argparse.Namespace) -> dict[str,
     return table
 
 
+def unusable_only(task: str, seeds: range, max_calls: int) -> float:
+    """Mean score of a player whose every reply is unusable (no call), played like the model (same seeds
+    and call cap): what the session's fallback after refused calls earns on its own."""
+    from csr_marl.text.tasks import task_session
+
+    session, total = task_session(task), 0.0
+    for seed in seeds:
+        turn, calls = session.reset(seed=seed), 0
+        while turn is not None and calls < max_calls:
+            turn, calls = session.step("(no_tool_call)", None).turn, calls + 1
+        if turn is not None:
+            session.stop()
+        total += session.score
+    return total / len(seeds)
+
+
 def suite_scores(path: Path = RESULTS / "adversarial_suite.md") -> dict[str, dict[str, tuple[float, str]]]:
     """The committed adversarial-suite page's v2 means and CIs: task -> policy -> (mean, CI text)."""
     out: dict[str, dict[str, tuple[float, str]]] = {}
@@ -210,6 +226,11 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
         "Beside it, the scripted ladder and the adversarial policies of the "
         "[adversarial suite](adversarial_suite.md) (seeds 0-19, its committed figures, not recomputed).", "",
         "With so few seeds the CIs are wide; they say what the model does, not a fine ranking.", "",
+        "**Read the triage rows with care.** After three refused calls in a row the session takes the decision's "
+        "fallback, and on triage that fallback's labels are credited to the player: the row *no usable call* (a player "
+        "whose every reply is refused, on the same seeds and call cap) scores up to 1.0 on `tasks/ticket_classify` and "
+        "0.5 on `tasks/ticket_resolve`. A model's triage score there says little unless its *parsed* share is high. "
+        "This hole in the episode score was found by this baseline and is not fixed here.", "",
         *_cut_note(runs, tasks, args),
         "| task | policy | mean score | 95% CI | pass^1 | pass^" + str(args.tries) + " | parsed | s / episode |",
         "|---|---|---:|---|---:|---:|---:|---:|",
@@ -222,6 +243,9 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
                 f"| {task} | SmolLM2 {mode} | {row['mean']:.3f} | {ci} | {row['pass'][1]:.2f} | "
                 f"{row['pass'][args.tries]:.2f} | {row['parsed']:.0%} | {row['s_per_episode']:.1f} |"
             )
+        held_out = range(HELD_OUT, HELD_OUT + args.seeds)
+        lines.append(f"| {task} | no usable call (every reply refused) | {unusable_only(task, held_out, args.max_calls):.3f} | "
+                     "same seeds | | | 0% | |")
         scripted = suite.get(task, {})
         for policy in ("idle", "spam", "boilerplate", "careful"):
             if policy in scripted:
