@@ -44,7 +44,8 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=2, help="processes (one torch thread each)")
     parser.add_argument("--write", action="store_true", help="write results/llm_baseline.md and .json")
     parser.add_argument("--from-log", type=Path, default=None,
-                        help="build the page from the episode lines a run printed (a run cut short), playing nothing")
+                        help="build the page from a run's llm_baseline.json, or from the episode lines a run printed "
+                        "(a run cut short), playing nothing")
     return parser.parse_args()
 
 
@@ -317,7 +318,10 @@ def main() -> None:
     from csr_marl.text.tasks import GRPO_TASKS
 
     tasks = args.tasks or list(GRPO_TASKS)
-    if args.from_log:
+    if args.from_log and args.from_log.suffix == ".json":
+        saved = json.loads(args.from_log.read_text())
+        runs, wall = saved["runs"], saved["wall_s"]
+    elif args.from_log:
         runs, wall = runs_from_log(args.from_log, args)
         tasks = [t for t in tasks if all(t in {e["task"] for e in run["episodes"]} for run in runs)]
     else:
