@@ -255,6 +255,14 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
         if adversaries:
             best = max(adversaries, key=lambda k: adversaries[k][0])
             lines.append(f"| {task} | best adversary ({best}) | {adversaries[best][0]:.3f} | {adversaries[best][1]} | | | | |")
+    lines += ["", "## What it shows", ""]
+    for mode in modes:
+        above = [t for t in tasks if table[mode][t]["mean"] > unusable_only(t, range(HELD_OUT, HELD_OUT + args.seeds), args.max_calls) + 1e-9]
+        parsed = [table[mode][t]["parsed"] for t in tasks]
+        lines.append(f"- SmolLM2 {mode}: above the no-usable-call row on {len(above)} of {len(tasks)} tasks "
+                     f"({', '.join(above) or 'none'}); replies with a parseable call {min(parsed):.0%}-{max(parsed):.0%} by task.")
+    lines += ["- Every SmolLM2 row is far below the scripted boilerplate agent and the best adversary: at 135M parameters "
+              "the model, untrained on this job, does not work tickets; its triage scores are the fallback's."]
     lines += ["", "## Speed and memory", "", "| mode | requests | completion tokens | tokens / s (generation) | peak RSS |",
               "|---|---:|---:|---:|---:|"]
     for run in runs:
@@ -267,7 +275,8 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
     rates = next((run["parse_rate"] for run in runs if "parse_rate" in run), None)
     if rates:
         lines += ["", "## Parse rate of sampled calls", "",
-                  f"First turns of every task, held-out seeds {HELD_OUT}-{HELD_OUT + args.parse_seeds - 1}, zero-shot, "
+                  f"First turns of every task, held-out seed{'s' if args.parse_seeds > 1 else ''} "
+                  f"{HELD_OUT}{f'-{HELD_OUT + args.parse_seeds - 1}' if args.parse_seeds > 1 else ''}, zero-shot, "
                   f"temperature {args.temperature:g}, {args.max_tokens} tokens:", "",
                   "| assistant turn | replies | a call parses | it names a tool on offer |", "|---|---:|---:|---:|"]
         for key, label in (("free", "left to the model (`tool_choice=\"auto\"`)"), ("forced", "opened with `<tool_call>[` (`\"required\"`)")):
