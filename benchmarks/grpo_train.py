@@ -12,8 +12,9 @@ score of each step's rollouts (the learning curve). Also prints the scripted-age
 
 Model: by default a tiny Llama and a BPE tokenizer built here from the tasks' text (no download; see
 csr_marl.grpo.tiny), warm-started on scripted first calls so the group's rollouts differ. It shows the
-loop works; it does not learn customer service. ``--model PATH`` loads a local pretrained instruct
-model instead (a GPU run: see docs/llm/grpo.md for settings).
+loop works; it does not learn customer service. ``--model`` loads a local pretrained instruct model
+instead: ``smollm2-135m`` (fetched once, ``csr-marl models fetch``) or a transformers folder; in float32
+with ``use_cpu`` on a machine without a GPU (see docs/llm/grpo.md).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", nargs="+", default=list(ONE_TICKET), help="one-ticket tasks to train on, one run each")
     parser.add_argument("--server", default=None, help="a csr-marl serve URL (default: in process)")
-    parser.add_argument("--model", default=None, help="a local pretrained model directory (default: the tiny model)")
+    parser.add_argument("--model", default=None, help="a fetched model (smollm2-135m) or a transformers folder (default: the tiny model)")
     parser.add_argument("--steps", type=int, default=20, help="GRPO steps per task")
     parser.add_argument("--generations", type=int, default=4, help="rollouts per prompt (the GRPO group)")
     parser.add_argument("--prompts", type=int, default=1, help="prompts (seeds) per step")
@@ -40,6 +41,13 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--max-calls", type=int, default=4, help="tool calls per rollout before it is cut")
     parser.add_argument("--max-completion", type=int, default=160, help="tokens per rollout, tool results included")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's; 1 on a busy shared CPU)")
+    parser.add_argument("--warm-start", type=int, default=0,
+                        help="with --model: supervised steps on the careful agent's demonstrations (training seeds) first")
+    parser.add_argument("--warm-lr", type=float, default=5e-5, help="the warm start's learning rate")
+    parser.add_argument("--demo-seeds", type=int, default=8, help="training seeds (100..) of the warm start's demonstrations")
+    parser.add_argument("--eval-seeds", type=int, default=0,
+                        help="with --model: held-out seeds (10000..) scored greedily before and after GRPO")
     parser.add_argument("--ladder", action="store_true", help="print the scripted ladder per task and stop")
     parser.add_argument("--ladder-seeds", type=int, default=20)
     parser.add_argument("--memory", action="store_true", help="measure a server's memory per session and stop")
@@ -110,12 +118,23 @@ def session_memory(counts: tuple[int, ...] = (1, 16, 64), task: str = "tasks/one
 
 
 def model_and_tokenizer(args: argparse.Namespace, task: str):
-    """The tiny local model (warm-started on the task's scripted first calls), or ``--model``."""
+    """The tiny local model (warm-started on the task's scripted first calls), or ``--model``: a
+    fetched model's name (``smollm2-135m``) or a transformers folder, loaded in float32. A model
+    fetched by ``csr-marl models fetch`` gets SmolLM2's tool-calling template and parser
+    (``csr_marl.llm.chat_format``), the one the local endpoint uses."""
     if args.model:
+        import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
-        return AutoModelForCausalLM.from_pretrained(args.model, dtype="auto"), tokenizer
+        from csr_marl.llm.chat_format import attach_parser
+        from csr_marl.llm.models import MARKER, MODELS, fetch
+
+        folder = Path(fetch(args.model)) if args.model in MODELS else Path(args.model)
+        tokenizer = AutoTokenizer.from_pretrained(folder, padding_side="left")
+        if (folder / MARKER).is_file():
+            attach_parser(tokenizer)
+        dtype = torch.float32 if not torch.cuda.is_available() else "auto"
+        return AutoModelForCausalLM.from_pretrained(folder, dtype=dtype), tokenizer
     from csr_marl.grpo import tiny
 
     tokenizer = tiny.build_tokenizer(tiny.corpus([task], range(40)), vocab_size=2048)
@@ -125,18 +144,33 @@ def model_and_tokenizer(args: argparse.Namespace, task: str):
 
 
 def train(args: argparse.Namespace, task: str) -> dict:
+    import resource
+
+    import torch
     from trl import GRPOConfig, GRPOTrainer
 
-    from csr_marl.grpo import environment_factory, task_dataset
+    from csr_marl.grpo import demos, environment_factory, task_dataset, tiny
 
     started = time.time()
     model, tokenizer = model_and_tokenizer(args, task)
     parameters = sum(p.numel() for p in model.parameters())
+    measured: dict = {}
+    if args.model and args.warm_start:
+        examples = demos.demonstrations(task, range(100, 100 + args.demo_seeds), max_calls=args.max_calls)
+        losses = tiny.warm_start(model, tokenizer, examples, steps=args.warm_start, lr=args.warm_lr, batch_size=2)
+        measured["warm_start"] = {"examples": len(examples), "steps": args.warm_start,
+                                  "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4)}
+    if args.model and args.eval_seeds:
+        held_out = range(10_000, 10_000 + args.eval_seeds)
+        measured["before"] = demos.evaluate(model, tokenizer, task, held_out, max_calls=args.max_calls)
+    gpu = torch.cuda.is_available()
     config = GRPOConfig(
         output_dir=f"runs/grpo/{task.replace('/', '_')}", num_generations=args.generations,
         per_device_train_batch_size=args.generations * args.prompts, max_steps=args.steps,
         max_completion_length=args.max_completion, max_tool_calling_iterations=args.max_calls,
-        learning_rate=args.lr, use_cpu=not args.model, report_to="none", logging_steps=1, save_strategy="no",
+        # On a CPU: float32 and use_cpu (GRPOConfig's bf16 default needs a GPU: "Your setup doesn't support bf16/gpu").
+        learning_rate=args.lr, use_cpu=not gpu, bf16=gpu and torch.cuda.is_bf16_supported(), report_to="none",
+        logging_steps=1, save_strategy="no",
         seed=args.seed, temperature=1.0,
     )
     trainer = GRPOTrainer(
@@ -146,13 +180,16 @@ def train(args: argparse.Namespace, task: str) -> dict:
         environment_factory=environment_factory(task, base_url=args.server, max_calls=args.max_calls),
     )
     trainer.train()
+    if args.model and args.eval_seeds:
+        measured["after"] = demos.evaluate(model, tokenizer, task, held_out, max_calls=args.max_calls)
     logs = [entry for entry in trainer.state.log_history if "reward" in entry]
     run = {
         "task": task, "parameters": parameters, "steps": args.steps, "generations": args.generations,
         "server": bool(args.server), "wall_s": round(time.time() - started, 1),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "reward": [round(entry["reward"], 4) for entry in logs],
         "reward_std": [round(entry["reward_std"], 4) for entry in logs],
-        "tool_calls": [round(entry["tools/call_frequency"], 3) for entry in logs],
+        "tool_calls": [round(entry["tools/call_frequency"], 3) for entry in logs], **measured,
     }
     print(json.dumps(run), flush=True)
     return run
@@ -182,6 +219,10 @@ def main() -> None:
     if args.memory:
         session_memory()
         return
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     table = ladder(args.ladder_seeds)
     if args.ladder:
         return

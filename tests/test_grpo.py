@@ -189,3 +189,35 @@ def test_sixteen_concurrent_sessions_play_their_own_episodes(server: str) -> Non
     results = [env.check_order_status() for env in envs]
     assert all(result.startswith("Done. Reward +0.20") for result in results)
     assert len(set(texts)) > 8  # different seeds, different customers
+
+
+# --- warm start on scripted demonstrations, and the greedy evaluation ------------------------------
+def test_demonstrations_replay_the_careful_agents_episodes_in_the_grpo_conversation() -> None:
+    need("transformers")
+    from csr_marl.grpo.demos import demonstrations
+    from csr_marl.text.scripted import play
+    from csr_marl.text.tasks import task_session
+
+    examples = demonstrations("tasks/refund", [101, 102])
+    calls = []
+    for seed in (101, 102):
+        record: list = []
+        play(task_session("tasks/refund"), "careful", seed, max_calls=12, record=record)
+        calls += [{"name": name, "arguments": dict(arguments)} for name, arguments in record]
+    assert [call for _, _, call in examples] == calls
+    messages, tools, _ = examples[1]  # the second call sees the first call and its result
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool"]
+    assert {t["function"]["name"] for t in tools} >= {"check_payment", "initiate_refund", "respond_user"}
+
+
+def test_a_warm_start_on_demonstrations_and_the_evaluation_run_in_smollm2s_format() -> None:
+    need("trl")
+    from csr_marl.grpo import demos, tiny
+    from csr_marl.llm.chat_format import attach_parser
+
+    tokenizer = attach_parser(tiny.build_tokenizer(tiny.corpus([TASK], range(4)), vocab_size=800))
+    model = tiny.build_model(tokenizer, hidden=32)
+    losses = tiny.warm_start(model, tokenizer, demos.demonstrations(TASK, range(100, 103)), steps=30, lr=5e-3, batch_size=2)
+    assert losses[-1] < losses[0]
+    scores = demos.evaluate(model, tokenizer, TASK, [10_000, 10_001], max_calls=2, max_new_tokens=24)
+    assert len(scores) == 2 and all(0.0 <= s <= 1.0 for s in scores)

@@ -50,6 +50,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand("evaluate", "train", "evaluate_command", "Score a trained team as `csr-marl baseline` scores the built-in policies (same seeds, same KPIs)."),
     LazyCommand("agent", "agent", "agent_command", "Play episodes with a chat model on some roles; print the [START]/[STEP]/[END] log, the table, pass^k."),
     LazyCommand("serve", "serve", "serve_command", "Serve the contact center to OpenEnv clients: text turns in, tool calls out, over a WebSocket per session."),
+    LazyCommand("models", "models", "models_command", "Fetch a local model into the cache (sha256-checked), serve it on /v1/chat/completions, or list them."),
 )
 
 

@@ -93,9 +93,10 @@ def build_model(tokenizer: Any, hidden: int = 32, layers: int = 2, heads: int = 
 
 
 def warm_start(model: Any, tokenizer: Any, examples: list[tuple[list[dict], list[dict], dict]],
-               steps: int = 60, lr: float = 1e-2) -> list[float]:
+               steps: int = 60, lr: float = 1e-2, batch_size: int | None = None, seed: int = 0) -> list[float]:
     """Supervised steps on ``(messages, tools, tool_call)`` examples: the model learns to answer a
-    prompt with the tool call (loss on the assistant's tokens only). Returns the losses."""
+    prompt with the tool call (loss on the assistant's tokens only). Each step takes every example,
+    or ``batch_size`` of them drawn at random (a real model's long prompts). Returns the losses."""
     require_grpo_extra()
     import torch
 
@@ -109,17 +110,14 @@ def warm_start(model: Any, tokenizer: Any, examples: list[tuple[list[dict], list
         prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
         ids = tokenizer(answer.rstrip("\n"), add_special_tokens=False)["input_ids"]
         rows.append((ids, [-100] * len(prompt_ids) + ids[len(prompt_ids):]))
-    # One left-padded batch of every example (as generation sees prompts: padded on the left).
-    width = max(len(ids) for ids, _ in rows)
-    pad = tokenizer.pad_token_id
-    input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids, _ in rows])
-    labels = torch.tensor([[-100] * (width - len(ids)) + lab for ids, lab in rows])
-    mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids, _ in rows])
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    draw = torch.Generator().manual_seed(seed)
     model.train()
     losses = []
     for _ in range(steps):
+        chosen = rows if batch_size is None else [rows[int(i)] for i in torch.randperm(len(rows), generator=draw)[:batch_size]]
+        input_ids, labels, mask = _left_padded(chosen, tokenizer.pad_token_id)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
         loss = model(input_ids=input_ids, attention_mask=mask, position_ids=positions, labels=labels).loss
         loss.backward()
         optimizer.step()
@@ -127,6 +125,17 @@ def warm_start(model: Any, tokenizer: Any, examples: list[tuple[list[dict], list
         losses.append(float(loss.detach()))
     model.eval()
     return losses
+
+
+def _left_padded(rows: list[tuple[list[int], list[int]]], pad: int) -> tuple[Any, Any, Any]:
+    """One left-padded batch (as generation sees prompts): input ids, labels, attention mask."""
+    import torch
+
+    width = max(len(ids) for ids, _ in rows)
+    input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids, _ in rows])
+    labels = torch.tensor([[-100] * (width - len(ids)) + lab for ids, lab in rows])
+    mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids, _ in rows])
+    return input_ids, labels, mask
 
 
 def first_calls(

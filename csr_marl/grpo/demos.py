@@ -1,0 +1,98 @@
+"""Scripted demonstrations in the GRPO conversation format, for a supervised warm start, and a
+greedy evaluation of a model in that same format.
+
+:func:`demonstrations` plays a scripted agent (``careful`` by default, :mod:`csr_marl.text.scripted`)
+on training seeds and replays its calls through the ``environment_factory`` environment, so each
+example is exactly what TRL shows the model during GRPO: the system prompt, the first decision, then
+the assistant's earlier calls and the tools' results, and the call to learn. :func:`evaluate` plays a
+model on held-out seeds the same way (the tools' schemas from the environment, calls read with the
+tokenizer's chat format) and returns the episode scores.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable
+from typing import Any
+
+from . import SYSTEM_PROMPT
+from .environment import environment_factory
+
+Example = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]
+
+
+def tool_schemas(env: Any) -> list[dict[str, Any]]:
+    """The JSON schemas of the environment's tools, as TRL builds them from the methods."""
+    from transformers.utils import get_json_schema
+
+    return [get_json_schema(getattr(env, name)) for name in tool_names(env)]
+
+
+def tool_names(env: Any) -> list[str]:
+    """The environment's tools: its public methods but ``reset`` and ``get_reward``."""
+    return [
+        name for name, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
+        if not name.startswith("_") and name not in ("reset", "get_reward")
+    ]
+
+
+def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_calls: int = 12) -> list[Example]:
+    """``(messages, tools, call)`` examples: every call ``agent`` makes on ``task`` for ``seeds``, each
+    with the conversation before it."""
+    from ..text.scripted import play
+    from ..text.tasks import task_session
+
+    env = environment_factory(task, max_calls=max_calls)()
+    tools = tool_schemas(env)
+    session = task_session(task)
+    examples: list[Example] = []
+    for seed in seeds:
+        calls: list[tuple[str, dict[str, Any]]] = []
+        play(session, agent, int(seed), max_calls=max_calls, record=calls)
+        messages = [{"role": "system", "content": SYSTEM_PROMPT},
+                    {"role": "user", "content": env.reset(task=task, seed=int(seed))}]
+        for name, arguments in calls:
+            call = {"name": name, "arguments": dict(arguments)}
+            examples.append(([dict(m) for m in messages], tools, call))
+            result = getattr(env, name)(**arguments)
+            messages += [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]},
+                         {"role": "tool", "name": name, "content": result}]
+    return examples
+
+
+def evaluate(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max_calls: int = 4,
+             max_new_tokens: int = 64) -> list[float]:
+    """Greedy episodes of ``model`` on ``task`` for ``seeds`` in the GRPO conversation format; their scores.
+    The tokenizer's ``parse_response`` reads the calls (``csr_marl.llm.chat_format.attach_parser``)."""
+    import torch
+
+    env = environment_factory(task, max_calls=max_calls)()
+    tools = tool_schemas(env)
+    scores = []
+    model.eval()
+    for seed in seeds:
+        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
+                                          {"role": "user", "content": env.reset(task=task, seed=int(seed))}]
+        for _ in range(max_calls):
+            ids = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, return_tensors="pt",
+                                                return_dict=True)
+            with torch.no_grad():
+                out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False,
+                                     pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+            reply = tokenizer.parse_response(out[0, ids["input_ids"].shape[1]:].tolist())
+            calls = reply.get("tool_calls") or []
+            if not calls:
+                break
+            function = calls[0]["function"]
+            method = getattr(env, function["name"], None) if function["name"] in tool_names(env) else None
+            arguments = function.get("arguments") if isinstance(function.get("arguments"), dict) else {}
+            try:
+                result = method(**arguments) if method else f"Refused: no tool named {function['name']!r}"
+            except TypeError as error:
+                result = f"Refused: {error}"
+            messages += [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": function}]},
+                         {"role": "tool", "name": function["name"], "content": result}]
+            if "The episode is over" in result:
+                break
+        scores.append(env.get_reward())
+    return scores
