@@ -227,11 +227,10 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
         "Beside it, the scripted ladder and the adversarial policies of the "
         "[adversarial suite](adversarial_suite.md) (seeds 0-19, its committed figures, not recomputed).", "",
         "With so few seeds the CIs are wide; they say what the model does, not a fine ranking.", "",
-        "**Read the triage rows with care.** After three refused calls in a row the session takes the decision's "
-        "fallback, and on triage that fallback's labels are credited to the player: the row *no usable call* (a player "
-        "whose every reply is refused, on the same seeds and call cap) scores up to 1.0 on `tasks/ticket_classify` and "
-        "0.5 on `tasks/ticket_resolve`. A model's triage score there says little unless its *parsed* share is high. "
-        "This hole in the episode score was found by this baseline and is not fixed here.", "",
+        "After three refused calls in a row the session takes the decision's fallback; its labels earn the player "
+        "nothing (the row *no usable call*: a player whose every reply is refused, on the same seeds and call cap). "
+        "This baseline found that they used to be credited (up to 1.0 on `tasks/ticket_classify`); "
+        "`tests/test_adversarial.py` keeps that player at zero.", "",
         *_cut_note(runs, tasks, args),
         "| task | policy | mean score | 95% CI | pass^1 | pass^" + str(args.tries) + " | parsed | s / episode |",
         "|---|---|---:|---|---:|---:|---:|---:|",

@@ -84,6 +84,24 @@ def test_handing_off_through_environment_factory_scores_at_most_boilerplate() ->
     assert all(score < 0.5 for score, needs in zip(handoff, needs_desk) if not needs), handoff
 
 
+@pytest.mark.parametrize("task", ["tasks/ticket_classify", "tasks/ticket_resolve", "tasks/order_status"])
+def test_unusable_calls_earn_nothing_from_the_fallback(task: str) -> None:
+    """A player whose every call is refused (an unknown tool) never earns the fallback's labels: the
+    triage fallback passes on the customer's own, right three times in four (found by the local
+    model's baseline, which scored 1.0 on ticket_classify without one usable call)."""
+    session = task_session(task)
+    scores = []
+    for seed in range(10):
+        session.reset(seed=seed)
+        for _ in range(200):
+            if session.step("no_such_tool", {}).done:
+                break
+        assert session.decision is None, "the episode ends: refusals lead to the fallback, never a hang"
+        scores.append(session.score)
+    idle = run_suite([task], range(10), policies=("idle",)).scores[(task, "idle")]
+    assert max(scores) <= 0.25 and np.mean(scores) <= np.mean(idle) + 0.05, (scores, idle)
+
+
 def test_a_refund_is_checked_against_the_amount_on_record() -> None:
     session = task_session("tasks/refund")
     for seed in SEEDS:

@@ -82,15 +82,22 @@ class EpisodeScore:
         self.max_tickets = max_tickets
         self.tickets: dict[int, _TicketRecord] = {}
 
-    def call(self, decision: Decision, action: int | None, refund: Refund | None = None) -> None:
+    def call(self, decision: Decision, action: int | None, refund: Refund | None = None, *, own: bool = True) -> None:
         """The caller answered ``decision`` with ``action`` (None: the call was refused); ``refund`` is
-        a refund's amount and order (None: what is owed)."""
+        a refund's amount and order (None: what is owed). ``own=False``: ``action`` is the fallback
+        taken after refused calls, not the caller's: its labels earn nothing (the customer's own
+        labels, which a triage fallback passes on, are right three times in four)."""
         ticket = decision.ticket
         if ticket is None:  # a pick starts work, it is not graded on its own
             return
         record = self.tickets.setdefault(ticket.id, _TicketRecord(ticket))
         if decision.phase is Phase.TRIAGE:
             if action is None:
+                return
+            if not own:
+                routed = any(decode_triage(a)[2] == "escalation" for a in decision.legal)
+                record.triage = {"category": 0.0, "priority": 0.0, **({"route": 0.0} if routed else {})}
+                record.acted = True
                 return
             category, priority, route = decode_triage(action)
             distance = abs(PRIORITIES.index(priority) - PRIORITIES.index(ticket.true_priority))

@@ -255,7 +255,7 @@ class TextSession:
         self._refused = 0
         fallback = decision.fallback()
         self._record(decision, fallback, {}, note=" (fallback after refused calls)")
-        self._score.call(decision, fallback)
+        self._score.call(decision, fallback, own=False)  # the fallback's labels are not the caller's
         # A fallback reply says nothing (graded as an empty message): refusing never writes a good reply.
         driver.act(fallback, "" if decision.phase is Phase.WORK else None)
         self._colleagues_act()
