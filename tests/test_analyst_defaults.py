@@ -91,6 +91,23 @@ def test_unknown_names_get_the_nearest_one(args: list[str], hint: str) -> None:
     assert result.exit_code == 2 and hint in result.output
 
 
+@pytest.mark.parametrize("distribution, hint", [
+    ("{dist: lognormal, mean_minutes: 8, cvv: 0.5}", "handle_times.tools.respond_user.cvv: unknown key (did you mean handle_times.tools.respond_user.cv?)"),
+    ("{dist: gamma, mean_minuts: 8, cv: 0.5}", "unknown key (did you mean handle_times.tools.respond_user.mean_minutes?)"),
+    ("{dist: empirical, valuse: [4, 8]}", "unknown key (did you mean handle_times.tools.respond_user.values?)"),
+    ("{dist: lognormall, mean_minutes: 8, cv: 0.5}", "unknown dist 'lognormall' (did you mean lognormal?)"),
+])
+def test_a_misspelt_key_inside_a_distribution_gets_the_nearest_one(tmp_path: Path, distribution: str, hint: str) -> None:
+    scenario = tmp_path / "typo_day.yaml"
+    scenario.write_text("name: typo_day\nhorizon_minutes: 60\narrivals: {rate_per_hour: 60}\ntickets: {bank: tickets/validation.yaml}\n"
+                        f"handle_times:\n  tools:\n    respond_user: {distribution}\n")
+    log = tmp_path / "contacts.csv"
+    result = runner.invoke(app, ["simulate", str(scenario), "--log", str(log)])
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and hint in lines[0], result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["typo_day.yaml"]  # nothing written
+
+
 def test_every_table_command_has_json(tmp_path: Path) -> None:
     listed = json.loads(runner.invoke(app, ["scenarios", "--json"]).stdout)
     assert {"name": "standard_day", "opens_at": "08:00"}.items() <= next(s for s in listed if s["name"] == "standard_day").items()

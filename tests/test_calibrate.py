@@ -294,3 +294,23 @@ def test_parameter_draws_spread_as_the_fitted_uncertainty(log_file: Path) -> Non
     se = (fit.handle["resolver"].mean.high - fit.handle["resolver"].mean.low) / (2 * 1.96)
     assert handle.mean() == pytest.approx(fit.handle["resolver"].mean.value, abs=3 * se / np.sqrt(2_000))
     assert handle.std() == pytest.approx(se, rel=0.08)
+
+
+def test_the_drawn_interval_keeps_the_parameters_spread_whatever_the_replications() -> None:
+    from csr_marl.analysis.stats import t_quantile
+    from csr_marl.whatif.parameter_uncertainty import _with_parameter_spread
+
+    rng = np.random.default_rng(7)
+    for n in (40, 400):
+        # Run noise sd 1 in both columns; the drawn parameters add sd 2 to the drawn runs' KPI.
+        fixed = [{"asa_minutes": 10 + x} for x in rng.normal(0, 1, n)]
+        drawn = [{"asa_minutes": 10 + x + p} for x, p in zip(rng.normal(0, 1, n), rng.normal(0, 2, n))]
+        e = _with_parameter_spread(fixed, drawn, ["asa_minutes"])["asa_minutes"]
+        # About t * sqrt(4 + 5 / n): near 3.9 at any n, where the mean's CI would be 0.7 at 40 and 0.2 at 400.
+        assert 3.2 < e.high - e.mean < 4.6 and e.mean - e.low == pytest.approx(e.high - e.mean)
+    same = [{"service_level": v} for v in rng.uniform(0.7, 0.9, 40)]
+    plain = _with_parameter_spread(same, same, ["service_level"])["service_level"]  # no spread added: the t CI
+    values = np.array([r["service_level"] for r in same])
+    assert plain.high - plain.mean == pytest.approx(t_quantile(0.975, 39) * values.std(ddof=1) / np.sqrt(40))
+    wide = _with_parameter_spread(same, [{"service_level": v} for v in rng.uniform(0.0, 1.0, 40)], ["service_level"])
+    assert 0.0 <= wide["service_level"].low and wide["service_level"].high <= 1.0  # clipped to where a share lies

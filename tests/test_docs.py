@@ -99,6 +99,17 @@ def fresh_outputs() -> None:
             path.unlink(missing_ok=True)
 
 
+#: The widest shell line a page shows whole (the site's code column, about 90 characters at its font).
+SHELL_WIDTH = 90
+
+
+def test_shell_commands_fit_the_page() -> None:
+    # A longer command hides behind a scroll bar: break it with "\\" continuations (one option a line).
+    long = [f"{block.name}: {line[:60]}..." for block in ALL if block.language in ("bash", "sh", "shell", "console")
+            for line in block.code.splitlines() if len(line) > SHELL_WIDTH]
+    assert not long, "\n".join(long)
+
+
 def _param(block: Block):
     marks = [pytest.mark.slow] if block.directive == "slow" else []
     return pytest.param(block, id=block.name, marks=marks)

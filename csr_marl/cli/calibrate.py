@@ -25,7 +25,8 @@ OPENS_AT = re.compile(r"([01]\d|2[0-3]):[0-5]\d")
 
 def uncertainty_table(kpis: dict[str, dict[str, Estimate]], replications: int) -> Table:
     """The calibrated scenario's KPIs with the estimates as the truth, and with parameter uncertainty."""
-    table = Table(title=f"the calibrated scenario simulated: mean [95% CI] over {replications} replications",
+    table = Table(title=f"the calibrated scenario simulated: mean [95% CI] over {replications} replications; drawn: "
+                  "the interval carries the parameters' spread",
                   title_justify="left")
     table.add_column("KPI")
     table.add_column("parameters fixed", justify="right")

@@ -114,8 +114,9 @@ def plan_summary(plan: IntervalPlan) -> list[str]:
         lines.append(line)
     if plan.stable:
         lines.append(f"iterative: the algorithm's plan {_hours(plan.iterative, plan.interval_minutes):g} staff-hours, "
-                     f"trimmed in steps of a third of an interval ({plan.stable.passes} passes of {plan.stable.replications} "
-                     "replications) to hold the target; '1 agent': the service level one agent fewer costs")
+                     f"trimmed in steps of a sixth of an interval ({plan.stable.passes} passes of {plan.stable.replications} "
+                     f"replications) and secured on whole-plan runs ({plan.stable.rounds} rounds, the last of "
+                     f"{plan.stable.verified} replications) to hold the target; '1 agent': the service level one agent fewer costs")
     return lines
 
 
@@ -212,7 +213,8 @@ def plan_payload(plan: IntervalPlan) -> dict[str, Any]:
         "stable": None if plan.stable is None else {
             "steps": plan.stable.steps, "per_interval": {r: plan.headcounts(r) for r in plan.roles},
             "one_agent_effect": plan.stable.effect, "passes": plan.stable.passes,
-            "replications": plan.stable.replications,
+            "replications": plan.stable.replications, "secure_rounds": plan.stable.rounds,
+            "secure_replications": plan.stable.verified, "secured": plan.stable.secured,
         },
     }
 

@@ -40,7 +40,7 @@ def staff_command(
     interval: Optional[int] = typer.Option(None, "--interval", help="--by-interval: interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
     replications: int = typer.Option(20, "--replications", "-r", help="--by-interval: replications per iteration and per check."),
     max_iterations: int = typer.Option(8, "--max-iterations", help="--by-interval: iterations of the staffing algorithm at most."),
-    hold: bool = typer.Option(True, "--hold/--no-hold", help="--by-interval: trim the iterative plan in steps of a third of an interval until every interval holds the target."),
+    hold: bool = typer.Option(True, "--hold/--no-hold", help="--by-interval: trim the iterative plan in steps of a sixth of an interval until every interval holds the target, secured on whole-plan runs (up to 16 x --trim-replications)."),
     trim_replications: Optional[int] = typer.Option(None, "--trim-replications", min=2, help="--by-interval: replications per trim pass. \\[default: 10 x --replications]"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="--by-interval: write the requirements (CSV, one row per interval and role) for csr-marl schedule."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="--by-interval: write the interval chart (PNG)."),

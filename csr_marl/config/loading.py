@@ -15,10 +15,16 @@ from typing import Any, Mapping, Sequence
 import yaml
 from pydantic import ValidationError
 
+from .distributions import Deterministic, Empirical, Exponential, Gamma, Lognormal
 from .scenario import Scenario
 from .tickets import TicketBank
 
-_DIST_TAGS = {"exponential", "lognormal", "gamma", "deterministic", "empirical"}
+#: The distribution families by their ``dist`` tag (pydantic puts the tag in an error's location).
+_DIST_MODELS: dict[str, Any] = {
+    "exponential": Exponential, "lognormal": Lognormal, "gamma": Gamma, "deterministic": Deterministic,
+    "empirical": Empirical,
+}
+_DIST_TAGS = set(_DIST_MODELS)
 
 
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when libyaml is there
@@ -134,13 +140,22 @@ def apply_overrides(raw: dict[str, Any], overrides: Mapping[str, Any]) -> dict[s
 def format_validation_error(prefix: str, exc: ValidationError, data: Any = None) -> str:
     """One line naming the first bad field path and value (and how many more problems there are)."""
     errors = exc.errors(include_url=False)
-    first = errors[0]
-    loc = [str(part) for part in first["loc"] if str(part) not in _DIST_TAGS]
+    # An unknown name first: a misspelt key usually also leaves the key it meant missing.
+    first = next((e for e in errors if e["type"] in ("extra_forbidden", "union_tag_invalid")), errors[0])
+    raw = [str(part) for part in first["loc"]]
+    loc = [part for part in raw if part not in _DIST_TAGS]
     path = ".".join(p if not p.isdigit() else f"[{p}]" for p in loc).replace(".[", "[")
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(loc[-1], _keys_at(loc[:-1]), n=1, cutoff=0.6) if loc else []
+        # Inside a distribution the location carries its family's tag: its parameters are the keys.
+        family = _DIST_MODELS.get(raw[-2]) if len(raw) > 1 else None
+        known = [k for k in family.model_fields if k != "dist"] if family else _keys_at(loc[:-1])
+        close = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.6) if loc else []
         message = "unknown key" + (f" (did you mean {'.'.join([*loc[:-1], close[0]])}?)" if close else "")
+    elif first["type"] == "union_tag_invalid":  # dist: a family that does not exist
+        tag = str(first.get("ctx", {}).get("tag", ""))
+        close = difflib.get_close_matches(tag, list(_DIST_MODELS), n=1, cutoff=0.6)
+        message = f"unknown dist {tag!r} " + (f"(did you mean {close[0]}?)" if close else f"(one of {', '.join(_DIST_MODELS)})")
     value = first.get("input")
     shown = "" if isinstance(value, (dict, list)) or value is None else f" (got {value!r})"
     more = f" [+{len(errors) - 1} more]" if len(errors) > 1 else ""

@@ -13,8 +13,9 @@
    (the largest need among the interval's sample minutes); it repeats until the rule moves no
    interval by more than one, or ``max_iterations``. Each step goes half-way to the rule's answer:
    the plain iteration can swing between an understaffed day (inflated counts) and a generous one.
-3. The iterative plan is trimmed in steps of a third of an interval until every interval holds the
-   target (:mod:`.interval_trim`): each within a third of an agent's effect above it.
+3. The iterative plan is trimmed in steps of a sixth of an interval until every interval holds the
+   target, then secured on whole-plan simulations until every interval's CI lies above it
+   (:mod:`.interval_trim`): each within about a sixth of an agent's effect above it.
 4. Both plans are simulated with the same customers (common random numbers) and each interval's
    service level is reported with its 95% CI against the target. The verdict per interval is
    sequential: replications double (from ``replications`` up to ``max_replications``) until every
@@ -110,7 +111,7 @@ class IntervalPlan:
 
     def headcounts(self, role: str) -> list[float]:
         """The plan the iterative check simulated, per interval: the trimmed plan's mean headcount
-        (41.33: 41 in two of its steps, 42 in one) when it was trimmed, else the iterative algorithm's."""
+        (41.5: 41 in three of its steps, 42 in three) when it was trimmed, else the iterative algorithm's."""
         return self.stable.per_interval(role) if self.stable else [float(n) for n in self.iterative[role]]
 
     def verdicts(self, check: PlanCheck) -> list[str]:
@@ -214,9 +215,9 @@ def plan_interval_staffing(
         if hold:
             stable = hold_target(base, current, roles, target_service_level, policy, seed,
                                  trim_replications or 10 * replications, pool, report=say)
-            if not stable.converged:
-                notes.append(f"the trim pass still moved a step after {stable.passes} passes (simulation noise near "
-                             "the target); more --trim-replications settle it")
+            if not stable.secured:
+                notes.append(f"the trimmed plan still moved a step after {stable.rounds} whole-plan rounds (simulation "
+                             "noise near the target); more --trim-replications settle it")
         cap = max(replications, max_replications or replications)
         final = scenario_with_steps(base, stable.steps) if stable else scenario_with_plan(base, current)
         checks = [check_until_decided(staffed, plan, policy, seed, roles, target_service_level, replications, cap, pool)
