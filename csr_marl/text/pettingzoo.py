@@ -59,7 +59,7 @@ compare them like any other).
 observation, `"human"` prints it), `max_retries` (default 2), any dotted scenario override as a
 keyword (`horizon_minutes=60`, `**{"arrivals.rate_per_hour": 20}`).
 
-**Version history.** v1: first release. v2: scoring v2 (`csr_marl.text.scoring.SCORING_VERSION`): a caller is credited only for its own work, refunds are checked against the amount on record (a refund not owed is collateral damage), the reply rubric grades reading (facts beside findings, false findings and echoes guarded), triage is scored against chance; episode scores and step rewards of v1 are not comparable.
+**Version history.** v1: first release. v2: scoring v2 (`csr_marl.text.scoring.SCORING_VERSION`): a caller is credited only for its own work, refunds are checked against the amount on record (a refund not owed is collateral damage), the reply rubric grades reading (facts beside findings, false findings and echoes guarded), triage is scored against chance, the fallback after refused calls earns nothing; episode scores and step rewards of v1 are not comparable.
 """
 
 from __future__ import annotations
