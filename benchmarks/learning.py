@@ -23,10 +23,10 @@ and keeps the runs (checkpoints, curves) under runs/learning/:
     python benchmarks/learning.py --rescore             # score new baselines; trained rows from learning.json
 
 Every target is stated against the strongest non-RL baseline on held-out tickets (the highest held-out
-team return among random, heuristic, declared_labels and text_classifier; ``heuristic_full`` has seen
-the held-out tickets and is shown, never a baseline): classify >= 100% of its team return; resolve
->= 95%; standard_day: the trained team beats it (team return, and SLA attainment or abandonment, with
-non-overlapping 95% CIs); otherwise the page decomposes the gap by role.
+team return among random, heuristic, declared_labels and the tuned text_classifier; ``heuristic_full`` has
+seen the held-out tickets and is shown, never a baseline): on every task the trained team beats it, team
+return with non-overlapping 95% CIs (SLA attainment and abandonment are said beside it where the task has
+them); otherwise the page says why, with evidence.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ TASKS: dict[str, dict] = {
             lr_decay=True,
         ),
         "budget_minutes": 10,
-        "target": ("share_of_strongest", 1.0),
+        "target": ("beats_strongest", None),
         "kpis": ("triage_accuracy", "triage_priority_accuracy"),
         "table": ("triage_accuracy", "triage_priority_accuracy", "service_level"),
     },
@@ -87,7 +87,7 @@ TASKS: dict[str, dict] = {
             central_critic=True, smdp_tau=2.0,
         ),
         "budget_minutes": 10,
-        "target": ("share_of_strongest", 0.95),
+        "target": ("beats_strongest", None),
         "kpis": ("resolution_rate", "first_contact_resolution"),
         "table": ("resolution_rate", "first_contact_resolution", "sla_attainment", "occupancy_resolver"),
     },
@@ -384,9 +384,10 @@ def target_check(task: str, summary: dict) -> dict:
             "wording": f"held-out trained / strongest non-RL baseline (`{best}`) team return = {value:.1%} "
                        f"(target >= {threshold:.0%})",
         }
+    # The target is the team return; SLA attainment and abandonment are said beside it where the task has them.
     checks = {metric: _beats(trained[metric], reference[metric], HIGHER_IS_BETTER.get(metric, True))
-              for metric in ("team_return", *HIGHER_IS_BETTER)}
-    met = checks["team_return"] and (checks["sla_attainment"] or checks["abandonment_rate"])
+              for metric in ("team_return", *HIGHER_IS_BETTER) if metric in trained}
+    met = checks["team_return"]
     said = ", ".join(f"{m} {'better' if ok else 'not better'}" for m, ok in checks.items())
     return {
         "kind": kind, "baseline": best, "value": trained["team_return"]["mean"] - reference["team_return"]["mean"],
