@@ -239,8 +239,11 @@ def page(r: dict, chosen: ClassifierSettings) -> str:
     lines = [
         "# Tuning the non-RL ladder on train templates",
         "",
-        f"Generated {r['generated']} by `python benchmarks/tune_ladder.py --write` on {r['machine']}; "
-        f"{r['versions']}. CPU minutes: {r['cpu_minutes']:.1f}.",
+        f"Generated {r['generated']} by `python benchmarks/tune_ladder.py --write` on {r['machine']['platform']}, "
+        f"{r['machine']['cpu_count']} CPUs; " + ", ".join(f"{k} {v}" for k, v in r["versions"].items())
+        + f". CPU minutes: {r['cpu_minutes']:.1f}" + (
+            f"; the choice re-applied to the recorded search by `--report-only` at {r['rebuilt']}" if "rebuilt" in r else "")
+        + ".",
         "",
         f"Validation: the bank's {r['templates']} train templates dealt into {r['folds']} folds (seed {FOLD_SEED}); each "
         f"fold's models are fitted on the other folds' templates and scored on up to {r['validation_per_fold']} "
