@@ -167,7 +167,9 @@ def gap(summaries: dict[str, dict]) -> str:
             f"- **{task}: {'met' if target['met'] else 'missed'}**, trained {_ci(trained['team_return'])} against "
             f"`{target['baseline']}` {_ci(best['team_return'])} held-out"
             + ("" if s.get("from_checkpoints") else " (trained rows from an earlier round's run: 256 word features, "
-               "no warm start, against the baselines rescored now)") + "."
+               "no warm start, scored with that round's rewards, before scoring v2 counted triage against chance: "
+               "not comparable with the baselines scored now, so this verdict says nothing until the task is "
+               "retrained)") + "."
         )
     if "classify" in summaries:
         best = summaries["classify"]["baselines"]["text_classifier"]["held-out"]
