@@ -118,7 +118,7 @@ def knowledge_scores(scenario, splits, templates: list[str]) -> list[dict]:
     return rows
 
 
-def held_out_scores(scenario, settings: ClassifierSettings, train: list, held_out: list) -> dict:
+def held_out_scores(settings: ClassifierSettings, train: list, held_out: list) -> dict:
     """Held-out accuracy of a fitted setting: reported beside the choice, never used to make it."""
     pool = train[:settings.tickets]
     vec = vectorizer(settings)
@@ -193,8 +193,8 @@ def main() -> None:
     test = scenario.model_copy(update={"tickets": scenario.tickets.model_copy(update={"split": "test"})})
     factory = TicketFactory(test, kb.bank, RandomStreams(HELD_OUT_SEED))
     held_out = [factory.new(0.0) for _ in range(HELD_OUT_TICKETS)]
-    reported = {"untuned": held_out_scores(scenario, UNTUNED, tickets, held_out),
-                "chosen": held_out_scores(scenario, chosen, tickets, held_out)}
+    reported = {"untuned": held_out_scores(UNTUNED, tickets, held_out),
+                "chosen": held_out_scores(chosen, tickets, held_out)}
     for name, row in reported.items():
         print(f"  held-out ({name}): category {row['category_accuracy']:.4f} priority {row['priority_reward']:.4f}")
     record = {
@@ -229,7 +229,7 @@ def report_only() -> None:
         test = scenario.model_copy(update={"tickets": scenario.tickets.model_copy(update={"split": "test"})})
         factory = TicketFactory(test, kb.bank, RandomStreams(HELD_OUT_SEED))
         held_out = [factory.new(0.0) for _ in range(HELD_OUT_TICKETS)]
-        record["held_out"]["chosen"] = held_out_scores(scenario, chosen, tickets, held_out)
+        record["held_out"]["chosen"] = held_out_scores(chosen, tickets, held_out)
     write_json(RESULTS / "ladder_tuning.json", record)
     (RESULTS / "ladder_tuning.md").write_text(page(record, chosen))
     print("chosen:", chosen.label(), "; committed TUNED is the chosen setting:", chosen == TUNED)
