@@ -1,4 +1,5 @@
-"""Machine instructions per ticket of `simulate mmc`, bare SimPy and ciw, counted by Valgrind's callgrind.
+"""Machine instructions per ticket of `simulate` (`mmc`, and `standard_day` with the heuristic team), bare
+SimPy and ciw, counted by Valgrind's callgrind.
 
 Wall-clock ratios on a shared machine move with its load; instruction counts do not. Each contender
 runs in a child process under callgrind twice, with 500 and with 5,500 arrivals; the difference
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 
 SMALL, LARGE = 500, 5_500
-CONTENDERS = ("simulate", "bare SimPy", "ciw")
+CONTENDERS = ("simulate", "standard_day", "bare SimPy", "ciw")
 
 
 def child(contender: str, n_tickets: int) -> None:
@@ -32,6 +33,8 @@ def child(contender: str, n_tickets: int) -> None:
 
     if contender == "simulate":
         core_throughput.csr_marl_run("mmc", n_tickets)
+    elif contender == "standard_day":  # whole shifts (about 650 arrivals each) until n_tickets arrived
+        core_throughput.csr_marl_run("standard_day", n_tickets)
     elif contender == "bare SimPy":
         core_throughput.bare_simpy(n_tickets)
     else:
@@ -51,6 +54,14 @@ def per_ticket(contender: str) -> float:
     return (instructions(contender, LARGE) - instructions(contender, SMALL)) / (LARGE - SMALL)
 
 
+def core_throughput_floor() -> float:
+    """The standard_day target of `core_throughput.py`."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import core_throughput
+
+    return core_throughput.TARGETS["standard_day / bare SimPy"][0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=CONTENDERS, help="count one contender only")
@@ -68,6 +79,9 @@ def main() -> None:
         mmc = counts["simulate"]
         print(f"simulate mmc / ciw        = {counts['ciw'] / mmc:.3f}x (by instructions; target >= 1.0x)")
         print(f"simulate mmc / bare SimPy = {counts['bare SimPy'] / mmc:.3f}x (by instructions; target >= 0.5x)")
+        day = counts["standard_day"] / counts["bare SimPy"]
+        floor = core_throughput_floor()
+        print(f"standard_day / bare SimPy = {1 / day:.3f}x (by instructions; target >= {floor:.3f}x)")
 
 
 if __name__ == "__main__":

@@ -153,6 +153,39 @@ def test_init_from_gives_the_source_greedy_actions_on_the_same_observations(sour
     assert torch.allclose(critic.run(torch.cat((x_day, state), dim=1)), trained.critic.run(x_source), atol=1e-5)
 
 
+def test_an_evaluation_copy_plays_as_the_checkpoint_does_and_seeds_a_curriculum(source, tmp_path):
+    import torch
+
+    from csr_marl.train import CheckpointError, evaluation_copy, load_checkpoint, load_checkpoint_policy, play_episode
+    from csr_marl.train.checkpoint import build_networks, layout_signature, observation_layout
+    from csr_marl.train.curriculum import init_role
+
+    copy = evaluation_copy(source.checkpoint, tmp_path / "kept" / "classify.pt")
+    assert copy.stat().st_size < 0.6 * source.checkpoint.stat().st_size
+    kept = load_checkpoint(copy)
+    assert kept.critic is None and kept.optimizer_state is None
+    whole, small = load_checkpoint_policy(source.checkpoint), load_checkpoint_policy(copy)
+    for seed in (0, 1):
+        a, b = play_episode(whole.scenario, whole, seed), play_episode(small.scenario, small, seed)
+        assert a.team_return == b.team_return and a.kpis == b.kpis
+    # A curriculum from the copy: the actor as from the whole checkpoint, the critic left as it was.
+    layout = observation_layout(csr_marl.load_scenario("standard_day"))
+    networks = [build_networks(layout_signature(layout), 33, hidden=32, state_size=0) for _ in range(2)]
+    networks[1][1].load_state_dict(networks[0][1].state_dict())  # the same critics before
+    init_role("triage", source.checkpoint, *networks[0], layout)
+    init_role("triage", copy, *networks[1], layout)
+    for a, b in zip(networks[0][0].roles["triage"].parameters(), networks[1][0].roles["triage"].parameters()):
+        assert torch.equal(a, b)
+    copied = list(networks[0][1].roles["triage"].parameters())
+    kept = list(networks[1][1].roles["triage"].parameters())
+    assert not all(torch.equal(a, b) for a, b in zip(copied, kept))  # the copy's critic was not copied
+    other = tmp_path / "other.pt"
+    torch.save({"format": "something else"}, other)
+    with pytest.raises(CheckpointError, match="not a csr_marl checkpoint"):
+        evaluation_copy(other, tmp_path / "x.pt")
+    assert not (tmp_path / "x.pt").exists()
+
+
 def test_init_from_refuses_a_role_the_checkpoint_or_scenario_lacks(source, tmp_path):
     from csr_marl.train import CheckpointError, train
 

@@ -32,6 +32,7 @@ _LAZY = {
     "load_checkpoint_policy": "checkpoint",
     "CheckpointPolicy": "checkpoint",
     "CheckpointError": "checkpoint",
+    "evaluation_copy": "checkpoint",
     "play_episode": "evaluation",
     "play_episodes": "evaluation",
     "TianshouEnv": "tianshou_env",

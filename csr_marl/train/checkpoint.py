@@ -3,7 +3,8 @@
 A checkpoint is one ``torch.save`` file of plain data (loadable with ``weights_only=True``): the
 training config, the observation layout (feature names per role), the size of the global state a
 centralised critic reads (0 for none), the network weights, the optimiser state and how far training
-had got. :class:`CheckpointPolicy` turns it into a built-in-style policy,
+had got. An evaluation copy (:func:`evaluation_copy`) keeps the actor alone: it plays and scores
+exactly as the full checkpoint does, at about a third of the size. :class:`CheckpointPolicy` turns it into a built-in-style policy,
 a callable from a core :class:`~csr_marl.sim.Decision` to an action, that encodes the observation
 exactly as the environment does.
 """
@@ -92,7 +93,7 @@ class Checkpoint:
     config: TrainConfig
     layout: dict[str, list[str]]
     actor: RoleActor
-    critic: RoleCritic
+    critic: RoleCritic | None  # None in an evaluation copy
     optimizer_state: dict[str, Any] | None
     progress: dict[str, float]
 
@@ -115,10 +116,28 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     # Checkpoints from before centralised critics have no state_size: their critic reads observations only.
     actor, critic = build_networks(payload["layout"], payload["n_actions"], config.hidden, payload.get("state_size", 0))
     actor.load_state_dict(payload["actor"])
-    critic.load_state_dict(payload["critic"])
     actor.eval()
+    if payload["critic"] is None:  # an evaluation copy
+        return Checkpoint(source, config, payload["layout"], actor, None, None, payload["progress"])
+    critic.load_state_dict(payload["critic"])
     critic.eval()
     return Checkpoint(source, config, payload["layout"], actor, critic, payload["optimizer"], payload["progress"])
+
+
+def evaluation_copy(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> Path:
+    """Write ``source``'s checkpoint without its critic and optimiser state (atomically): what playing,
+    scoring and ``csr-marl evaluate`` read, small enough to keep in a repository. A curriculum
+    (``init_from``) started from such a copy starts that role's critic afresh."""
+    payload = torch.load(Path(source), map_location="cpu", weights_only=True)
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(f"{source} is not a csr_marl checkpoint (expected format {FORMAT})")
+    payload["critic"] = payload["optimizer"] = None
+    out = Path(target)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    torch.save(payload, partial)
+    os.replace(partial, out)
+    return out
 
 
 class CheckpointPolicy:

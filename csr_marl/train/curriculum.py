@@ -34,8 +34,9 @@ def critic_inputs(features: Sequence[str], state_names: Sequence[str], state_siz
 
 
 def init_role(role: str, source_path: str | Path, actor: RoleActor, critic: RoleCritic, layout: Layout) -> None:
-    """Overwrite ``role``'s actor and critic with the checkpoint's, matched by feature and action name;
-    ``layout`` is the observation layout of the networks being initialised."""
+    """Overwrite ``role``'s actor and critic with the checkpoint's, matched by feature and action name
+    (the actor alone from an evaluation copy, which has no critic); ``layout`` is the observation layout
+    of the networks being initialised."""
     if role not in actor.roles:
         raise CheckpointError(f"init_from: this scenario does not staff {role} (it staffs {sorted(actor.roles)})")
     source = load_checkpoint(source_path)
@@ -50,6 +51,8 @@ def init_role(role: str, source_path: str | Path, actor: RoleActor, critic: Role
         source.actor.roles[role], actor.roles[role], source_features, features,
         source_layout.action_names(role), actions, f"init_from[{role}] actor",
     )
+    if source.critic is None:  # an evaluation copy: the critic starts afresh
+        return
     copy_by_name(
         source.critic.roles[role], critic.roles[role],
         critic_inputs(source_features, source_layout.state_names, source.critic.state_size),
