@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 import os
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
 from .config.loading import load_scenario
 from .config.scenario import Scenario
@@ -32,37 +30,8 @@ def simulate(
     ``bind(center)`` method (a trained :class:`~csr_marl.train.CheckpointPolicy`) is bound to the
     episode's core before its first decision. ``log=True`` keeps a
     per-contact log in ``result.log``; a ``.csv`` / ``.jsonl`` path streams it to that file instead.
-    The same scenario and seed always give the same result. While it runs, Python's cyclic garbage
-    collector runs less often (:func:`collecting_less`).
+    The same scenario and seed always give the same result.
     """
-    with collecting_less():
-        return _run(scenario, policy, seed, overrides, log)
-
-
-# A run allocates a few objects per event (SimPy events, tickets, decisions), almost none of them in
-# reference cycles (about five cyclic objects per ticket), so the collector's default first-generation
-# threshold (700 allocations) makes it scan young objects thousands of times a shift, and every
-# ten-by-ten of those scans the whole heap, caches included: about 8% of a standard_day run.
-FEWER_COLLECTIONS = 20_000
-
-
-@contextmanager
-def collecting_less(threshold: int = FEWER_COLLECTIONS) -> Iterator[None]:
-    """Raise the collector's first-generation threshold to at least ``threshold`` for the block, and put
-    the caller's thresholds back after it (a collector switched off stays off)."""
-    before = gc.get_threshold()
-    if before[0] and before[0] < threshold:
-        gc.set_threshold(threshold, *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
-def _run(
-    scenario: str | os.PathLike[str] | Scenario, policy: str | Callable[[Decision], int], seed: int | None,
-    overrides: Mapping[str, Any] | None, log: bool | str | Path,
-) -> SimulationResult:
     scn = scenario if isinstance(scenario, Scenario) and not overrides else load_scenario(scenario, overrides)
     center = ContactCenter(scn, seed, log=log)
     try:

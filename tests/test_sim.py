@@ -285,29 +285,3 @@ def test_results_do_not_depend_on_the_process_hash_seed() -> None:
     }
     assert len(digests) == 1
 
-
-def test_simulate_collects_garbage_less_often_and_puts_the_callers_settings_back() -> None:
-    import gc
-
-    from csr_marl.simulation import FEWER_COLLECTIONS, collecting_less
-
-    seen: list[tuple[int, int, int]] = []
-
-    def policy(decision):  # records the thresholds in force during the run
-        seen.append(gc.get_threshold())
-        return decision.legal[0]
-
-    before = gc.get_threshold()
-    csr_marl.simulate("mmc", policy, seed=0, overrides={"horizon_minutes": 30, "warmup_minutes": 0})
-    assert seen and seen[0] == (FEWER_COLLECTIONS, *before[1:])
-    assert gc.get_threshold() == before
-    gc.disable()
-    try:
-        with collecting_less():
-            assert not gc.isenabled()
-        assert not gc.isenabled()  # a collector the caller switched off stays off
-    finally:
-        gc.enable()
-    with pytest.raises(RuntimeError), collecting_less():
-        raise RuntimeError("a failed run")
-    assert gc.get_threshold() == before  # put back after a failure too
