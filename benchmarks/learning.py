@@ -16,7 +16,8 @@ Regenerates
 
 and keeps the runs (checkpoints, curves) under runs/learning/:
 
-    python benchmarks/learning.py                       # everything: 41 minutes on two cores (measured)
+    python benchmarks/learning.py                       # everything: about 75 minutes on two cores
+    python benchmarks/learning.py --tasks resolve standard_day   # 65 minutes on two cores (measured)
     python benchmarks/learning.py --tasks classify --seeds 0 --workers 1
     python benchmarks/learning.py --scale 0.02 --seeds 0   # smoke test: every step budget x 0.02
     python benchmarks/learning.py --report-only         # rebuild the page from runs/learning/
