@@ -26,8 +26,38 @@ def test_config_checks_the_new_options():
         TrainConfig(scenario="standard_day", steps=10, init_from={"triager": "x.pt"})
     with pytest.raises(ValueError, match="smdp_tau"):
         TrainConfig(scenario="standard_day", steps=10, smdp_tau=0)
+    with pytest.raises(ValueError, match="warm_start_roles: unknown role 'desk'"):
+        TrainConfig(scenario="standard_day", steps=10, warm_start="heuristic", warm_start_roles=["desk"])
+    with pytest.raises(ValueError, match="warm_start: unknown policy 'expret'"):
+        TrainConfig(scenario="standard_day", steps=10, warm_start="expret")
     plain = TrainConfig(scenario="standard_day", steps=10)
     assert plain.smdp_tau is None and not plain.central_critic and plain.init_from == {}
+    assert plain.warm_start is None and plain.warm_start_roles is None
+
+
+def test_the_warm_start_imitates_its_teacher_in_the_roles_it_is_given():
+    need("torch")
+    import torch
+
+    from csr_marl.train.checkpoint import build_networks, layout_signature, observation_layout
+    from csr_marl.train.warm_start import record, warm_start
+
+    day = csr_marl.load_scenario("standard_day", {"horizon_minutes": 90})
+    layout = observation_layout(day)
+    torch.manual_seed(0)
+    actor, _ = build_networks(layout_signature(layout), layout.roles_layout["triage"].n_actions, hidden=32)
+    before = {role: [p.clone() for p in net.parameters()] for role, net in actor.roles.items()}
+    done = warm_start(actor, day, "declared_labels", episodes=3, epochs=100, seed=0, roles=["triage", "resolver"])
+    assert set(done["train_accuracy"]) == {"triage", "resolver"}
+    for role, net in actor.roles.items():
+        moved = any(not torch.equal(a, b) for a, b in zip(before[role], net.parameters()))
+        assert moved == (role != "escalation"), role  # a role left out keeps its weights
+    # The fitted triage copies the customer's declared labels, as the teacher does, on its own decisions,
+    # well above a policy that ignores the observation (the most frequent action's share).
+    rows = record(day, "declared_labels", 3, 0)["triage"]
+    actions = np.array([r[2] for r in rows])
+    majority = np.bincount(actions).max() / len(actions)
+    assert done["train_accuracy"]["triage"] > max(0.8, majority + 0.2), (done, majority)
 
 
 def _hand_made_batch(tianshou_data, time):

@@ -32,7 +32,8 @@ class TrainConfig(BaseModel):
       feature and action name where the layouts differ (:mod:`.curriculum`).
     * ``warm_start`` (a policy name): before the first rollout each actor is fitted to that built-in
       policy's decisions on ``warm_start_episodes`` episodes of the training scenario (behaviour
-      cloning, :mod:`.warm_start`); reinforcement learning goes on from there.
+      cloning, :mod:`.warm_start`); reinforcement learning goes on from there. ``warm_start_roles``
+      limits it to some roles, e.g. those ``init_from`` does not bring.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -80,6 +81,9 @@ class TrainConfig(BaseModel):
     )
     warm_start_episodes: int = Field(default=40, ge=1, description="teacher episodes recorded for the warm start")
     warm_start_epochs: int = Field(default=20, ge=1, description="passes over the teacher's decisions")
+    warm_start_roles: list[str] | None = Field(
+        default=None, description="the roles the warm start fits (None: every staffed role), e.g. those init_from does not bring",
+    )
 
     @model_validator(mode="after")
     def _fits(self) -> "TrainConfig":
@@ -90,6 +94,9 @@ class TrainConfig(BaseModel):
 
             if self.warm_start not in policy_names():
                 raise ValueError(f"warm_start: unknown policy {self.warm_start!r} (policies: {', '.join(policy_names())})")
+        for role in self.warm_start_roles or ():
+            if role not in ROLES:
+                raise ValueError(f"warm_start_roles: unknown role {role!r} (roles: {', '.join(ROLES)})")
         for role, path in self.init_from.items():
             if role not in ROLES:
                 raise ValueError(f"init_from: unknown role {role!r} (roles: {', '.join(ROLES)})")

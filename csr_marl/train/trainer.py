@@ -224,7 +224,7 @@ def _algorithm(config: TrainConfig, env: Any, steps_done: StepCounter) -> tuple[
 
         steps_done.warm_start = warm_start(
             actor, env.env.unwrapped.scenario, config.warm_start, config.warm_start_episodes,
-            config.warm_start_epochs, config.seed,
+            config.warm_start_epochs, config.seed, roles=config.warm_start_roles,
         )
     policy = DiscreteActorPolicy(
         actor=actor, action_space=env.action_space, observation_space=env.observation_space, deterministic_eval=True

@@ -85,8 +85,14 @@ def clone(actor: RoleActor, samples: dict[str, list[tuple[np.ndarray, np.ndarray
     return accuracy
 
 
-def warm_start(actor: RoleActor, scenario: Scenario, teacher: str, episodes: int, epochs: int, seed: int) -> dict[str, Any]:
-    """Record the teacher on ``scenario`` and clone it into ``actor`` (module docstring)."""
+def warm_start(
+    actor: RoleActor, scenario: Scenario, teacher: str, episodes: int, epochs: int, seed: int,
+    roles: list[str] | None = None,
+) -> dict[str, Any]:
+    """Record the teacher on ``scenario`` and clone it into ``actor`` (module docstring); ``roles``: fit
+    only these (None: every staffed role), so a role started from a checkpoint can keep its weights."""
     samples = record(scenario, teacher, episodes, seed)
+    if roles is not None:
+        samples = {role: rows for role, rows in samples.items() if role in roles}
     accuracy = clone(actor, samples, epochs, seed)
     return {"teacher": teacher, "decisions": {r: len(v) for r, v in samples.items()}, "train_accuracy": accuracy}
