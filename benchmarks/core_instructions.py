@@ -79,9 +79,8 @@ def main() -> None:
         mmc = counts["simulate"]
         print(f"simulate mmc / ciw        = {counts['ciw'] / mmc:.3f}x (by instructions; target >= 1.0x)")
         print(f"simulate mmc / bare SimPy = {counts['bare SimPy'] / mmc:.3f}x (by instructions; target >= 0.5x)")
-        day = counts["standard_day"] / counts["bare SimPy"]
-        floor = core_throughput_floor()
-        print(f"standard_day / bare SimPy = {1 / day:.3f}x (by instructions; target >= {floor:.3f}x)")
+        day = counts["bare SimPy"] / counts["standard_day"]
+        print(f"standard_day / bare SimPy = {day:.3f}x (by instructions; target >= {core_throughput_floor():.3f}x)")
 
 
 if __name__ == "__main__":

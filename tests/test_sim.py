@@ -284,4 +284,3 @@ def test_results_do_not_depend_on_the_process_hash_seed() -> None:
         for seed in ("1", "2", "3")
     }
     assert len(digests) == 1
-

@@ -4,9 +4,9 @@ A checkpoint is one ``torch.save`` file of plain data (loadable with ``weights_o
 training config, the observation layout (feature names per role), the size of the global state a
 centralised critic reads (0 for none), the network weights, the optimiser state and how far training
 had got. An evaluation copy (:func:`evaluation_copy`) keeps the actor alone: it plays and scores
-exactly as the full checkpoint does, at about a third of the size. :class:`CheckpointPolicy` turns it into a built-in-style policy,
-a callable from a core :class:`~csr_marl.sim.Decision` to an action, that encodes the observation
-exactly as the environment does.
+exactly as the full checkpoint does, at about a third of the size. :class:`CheckpointPolicy` turns a
+checkpoint into a built-in-style policy, a callable from a core :class:`~csr_marl.sim.Decision` to an
+action, that encodes the observation exactly as the environment does.
 """
 
 from __future__ import annotations
@@ -66,8 +66,6 @@ def save_checkpoint(
     progress: dict[str, float],
 ) -> Path:
     """Write a checkpoint (atomically: a reader never sees half a file); ``optimizer`` has ``state_dict()``."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "format": FORMAT,
         "config": config.model_dump(mode="json"),
@@ -79,10 +77,31 @@ def save_checkpoint(
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
         "progress": dict(progress),
     }
+    return _write(payload, path)
+
+
+def _write(payload: dict[str, Any], path: str | os.PathLike[str]) -> Path:
+    """``torch.save`` atomically: a reader never sees half a file."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
     torch.save(payload, partial)
     os.replace(partial, target)
     return target
+
+
+def _read(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A checkpoint file's payload, or one clear CheckpointError."""
+    source = Path(path)
+    if not source.is_file():
+        raise CheckpointError(f"checkpoint not found: {source}")
+    try:
+        payload = torch.load(source, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises several types for a file that is not a checkpoint
+        raise CheckpointError(f"{source} is not a csr_marl checkpoint ({exc.__class__.__name__}: {exc})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(f"{source} is not a csr_marl checkpoint (expected format {FORMAT})")
+    return payload
 
 
 @dataclass
@@ -104,14 +123,7 @@ class Checkpoint:
 
 def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     source = Path(path)
-    if not source.is_file():
-        raise CheckpointError(f"checkpoint not found: {source}")
-    try:
-        payload = torch.load(source, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises several types for a file that is not a checkpoint
-        raise CheckpointError(f"{source} is not a csr_marl checkpoint ({exc.__class__.__name__}: {exc})") from None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise CheckpointError(f"{source} is not a csr_marl checkpoint (expected format {FORMAT})")
+    payload = _read(source)
     config = TrainConfig.model_validate(payload["config"])
     # Checkpoints from before centralised critics have no state_size: their critic reads observations only.
     actor, critic = build_networks(payload["layout"], payload["n_actions"], config.hidden, payload.get("state_size", 0))
@@ -128,16 +140,9 @@ def evaluation_copy(source: str | os.PathLike[str], target: str | os.PathLike[st
     """Write ``source``'s checkpoint without its critic and optimiser state (atomically): what playing,
     scoring and ``csr-marl evaluate`` read, small enough to keep in a repository. A curriculum
     (``init_from``) started from such a copy starts that role's critic afresh."""
-    payload = torch.load(Path(source), map_location="cpu", weights_only=True)
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise CheckpointError(f"{source} is not a csr_marl checkpoint (expected format {FORMAT})")
+    payload = _read(source)
     payload["critic"] = payload["optimizer"] = None
-    out = Path(target)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    torch.save(payload, partial)
-    os.replace(partial, out)
-    return out
+    return _write(payload, target)
 
 
 class CheckpointPolicy:
