@@ -222,7 +222,14 @@ def gap(summaries: dict[str, dict]) -> str:
             "classify's triage instead (`warm_start_roles=['escalation']`: triage and resolvers from the curriculum, "
             "only the desk warm-started; seed 0, the run otherwise the same, 22.7 CPU-minutes) scored 651.1 "
             "[636.8, 665.4] held-out (20 episodes) with triage accuracy 0.618: PPO on the day's individual rewards "
-            "wears the triage down from whichever start. Next: keep the triage's weights fixed on the day.",
+            "wears the triage down from whichever start. Keeping classify's triage fixed on the day (`freeze_roles="
+            "['triage']`, the same run otherwise; seeds 0 and 1, 24.6 and 24.4 CPU-minutes) keeps its held-out accuracy "
+            "at 0.790 and 0.757, yet the team scores 562.5 [541.9, 583.1] and 583.7 [561.0, 606.4], below the 651.1 of "
+            "the seed-0 run whose triage was free to learn (0.618 accuracy): what PPO teaches the triage on the day "
+            "is worth more to the team than the category accuracy it costs, so a fixed triage is not the way. The "
+            "classifier's triage in place of the fixed one still adds +58.7 and +56.5 (621.2, 640.2). The third "
+            "seed was not run: two seeds below the target settle the question. Next: the free triage of that "
+            "seed-0 run on more seeds, with the wider text block of classify's next step.",
         ]
     return "\n".join(lines) + "\n"
 
@@ -245,8 +252,8 @@ WHY_MISSED: dict[str, str] = {
         "warm start of the whole team from the tuned classifier's team on the day itself, then 600k steps of PPO "
         "on individual rewards with the team costs split (20-24 CPU-minutes a seed, within the 30 budgeted). "
         "Where the gap is: the last section. Next: more seeds (five would halve the interval's half-width at the "
-        "same spread), a lower learning rate or early stopping on a validation split of train templates, and the "
-        "wider text block of classify's next step."
+        "same spread), and the wider text block of classify's next step; a fixed triage at "
+        "classify's accuracy was tried and scored lower (the last section)."
     ),
 }
 

@@ -30,7 +30,15 @@ def test_config_checks_the_new_options():
         TrainConfig(scenario="standard_day", steps=10, warm_start="heuristic", warm_start_roles=["desk"])
     with pytest.raises(ValueError, match="warm_start: unknown policy 'expret'"):
         TrainConfig(scenario="standard_day", steps=10, warm_start="expret")
+    with pytest.raises(ValueError, match="freeze_roles: 'triage' would keep random weights"):
+        TrainConfig(scenario="standard_day", steps=10, freeze_roles=["triage"])
+    with pytest.raises(ValueError, match="freeze_roles: 'triage' would keep random weights"):
+        TrainConfig(scenario="standard_day", steps=10, warm_start="heuristic", warm_start_roles=["resolver"],
+                    freeze_roles=["triage"])
+    with pytest.raises(ValueError, match="freeze_roles: unknown role 'desk'"):
+        TrainConfig(scenario="standard_day", steps=10, warm_start="heuristic", freeze_roles=["desk"])
     plain = TrainConfig(scenario="standard_day", steps=10)
+    assert plain.freeze_roles == []
     assert plain.smdp_tau is None and not plain.central_critic and plain.init_from == {}
     assert plain.warm_start is None and plain.warm_start_roles is None
 
@@ -214,6 +222,32 @@ def test_an_evaluation_copy_plays_as_the_checkpoint_does_and_seeds_a_curriculum(
     with pytest.raises(CheckpointError, match="not a csr_marl checkpoint"):
         evaluation_copy(other, tmp_path / "x.pt")
     assert not (tmp_path / "x.pt").exists()
+
+
+def test_a_frozen_role_keeps_its_curriculum_weights_while_the_others_learn(source, tmp_path):
+    import torch
+
+    from csr_marl.train import load_checkpoint, train
+    from csr_marl.train.checkpoint import build_networks, layout_signature, observation_layout
+    from csr_marl.train.curriculum import init_role
+
+    short_day = {"horizon_minutes": 45}
+    config = TrainConfig(
+        scenario="standard_day", overrides=short_day, init_from={"triage": str(source.checkpoint)},
+        warm_start="heuristic", warm_start_roles=["resolver", "escalation"], warm_start_episodes=1,
+        warm_start_epochs=2, freeze_roles=["triage"], seed=1, **{**TINY, "steps": 600},
+    )
+    run = train(config, tmp_path / "frozen", plot=False)
+    unfrozen = train(TrainConfig(**{**config.model_dump(), "freeze_roles": []}), tmp_path / "free", plot=False)
+    trained, moved = load_checkpoint(run.checkpoint), load_checkpoint(unfrozen.checkpoint)
+    # The triage as the curriculum starts it: the source's weights, copied onto the day's layout.
+    layout = observation_layout(trained.scenario())
+    begun, critic = build_networks(layout_signature(layout), 33, hidden=32, state_size=0)
+    init_role("triage", source.checkpoint, begun, critic, layout)
+    same = lambda a, b, role: all(torch.equal(x, y) for x, y in zip(a.roles[role].parameters(), b.roles[role].parameters()))  # noqa: E731
+    assert not same(begun, moved.actor, "triage")  # without freezing, the day moves the triage
+    assert same(begun, trained.actor, "triage")
+    assert not same(moved.actor, trained.actor, "resolver")  # the others still learn, differently
 
 
 def test_init_from_refuses_a_role_the_checkpoint_or_scenario_lacks(source, tmp_path):

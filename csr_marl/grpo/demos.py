@@ -64,27 +64,42 @@ def evaluate(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max
              max_new_tokens: int = 64) -> list[float]:
     """Greedy episodes of ``model`` on ``task`` for ``seeds`` in the GRPO conversation format; their scores.
     The tokenizer's ``parse_response`` reads the calls (``csr_marl.llm.chat_format.attach_parser``)."""
+    return [e["score"] for e in episodes(model, tokenizer, task, seeds, max_calls=max_calls, max_new_tokens=max_new_tokens)]
+
+
+def episodes(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max_calls: int = 4,
+             max_new_tokens: int = 64) -> list[dict[str, Any]]:
+    """:func:`evaluate`, with what each episode's score is made of, so a gain can be checked as work:
+    ``score``; ``calls`` (the tools named, in order) and ``replies``/``parsed`` (replies made, and those
+    that held a call); per ticket the triage ``checks`` (category, priority, route credit), the work
+    ``steps`` done right, the judge's ``reply`` grade of the caller's own closing reply (0-0.5; None: no
+    reply of the caller's), and ``collateral`` (refunds the case did not owe)."""
     import torch
 
     env = environment_factory(task, max_calls=max_calls)()
     tools = tool_schemas(env)
-    scores = []
+    names = tool_names(env)
+    out = []
     model.eval()
     for seed in seeds:
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
                                           {"role": "user", "content": env.reset(task=task, seed=int(seed))}]
+        called, replies, parsed = [], 0, 0
         for _ in range(max_calls):
             ids = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, return_tensors="pt",
                                                 return_dict=True)
             with torch.no_grad():
-                out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False,
-                                     pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
-            reply = tokenizer.parse_response(out[0, ids["input_ids"].shape[1]:].tolist())
+                generated = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False,
+                                           pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+            reply = tokenizer.parse_response(generated[0, ids["input_ids"].shape[1]:].tolist())
+            replies += 1
             calls = reply.get("tool_calls") or []
             if not calls:
                 break
+            parsed += 1
             function = calls[0]["function"]
-            method = getattr(env, function["name"], None) if function["name"] in tool_names(env) else None
+            called.append(str(function["name"]))
+            method = getattr(env, function["name"], None) if function["name"] in names else None
             arguments = function.get("arguments") if isinstance(function.get("arguments"), dict) else {}
             try:
                 result = method(**arguments) if method else f"Refused: no tool named {function['name']!r}"
@@ -94,5 +109,20 @@ def evaluate(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max
                          {"role": "tool", "name": function["name"], "content": result}]
             if "The episode is over" in result:
                 break
-        scores.append(env.get_reward())
-    return scores
+        score = env.get_reward()
+        out.append({"seed": int(seed), "score": score, "calls": called, "replies": replies, "parsed": parsed,
+                    "tickets": _tickets(env)})
+    return out
+
+
+def _tickets(env: Any) -> list[dict[str, Any]]:
+    """What the in-process session's scorer recorded per ticket (empty for a remote backend)."""
+    session = getattr(getattr(env, "_backend", None), "_session", None)
+    score = getattr(session, "_score", None)
+    if score is None:
+        return []
+    return [
+        {"checks": dict(r.triage), "steps": sorted(r.steps), "reply": r.reply, "resolved": r.resolved,
+         "collateral": r.collateral, "acted": r.acted}
+        for r in score.tickets.values()
+    ]

@@ -34,6 +34,9 @@ class TrainConfig(BaseModel):
       policy's decisions on ``warm_start_episodes`` episodes of the training scenario (behaviour
       cloning, :mod:`.warm_start`); reinforcement learning goes on from there. ``warm_start_roles``
       limits it to some roles, e.g. those ``init_from`` does not bring.
+    * ``freeze_roles``: these roles' actors keep the weights they start with (from ``init_from`` or the
+      warm start) while reinforcement learning trains the others, e.g. a triage trained on
+      ``tasks/classify`` kept as it is on the whole day, where the day's rewards would wear it down.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -85,6 +88,11 @@ class TrainConfig(BaseModel):
         default=None, description="the roles the warm start fits (None: every staffed role), e.g. those init_from does not bring",
     )
 
+    freeze_roles: list[str] = Field(
+        default_factory=list,
+        description="roles whose actor keeps its starting weights (init_from or warm start); RL trains the others",
+    )
+
     @model_validator(mode="after")
     def _fits(self) -> "TrainConfig":
         if self.eval_points > self.steps:
@@ -97,6 +105,14 @@ class TrainConfig(BaseModel):
         for role in self.warm_start_roles or ():
             if role not in ROLES:
                 raise ValueError(f"warm_start_roles: unknown role {role!r} (roles: {', '.join(ROLES)})")
+        warmed = set(ROLES if self.warm_start_roles is None else self.warm_start_roles) if self.warm_start else set()
+        for role in self.freeze_roles:
+            if role not in ROLES:
+                raise ValueError(f"freeze_roles: unknown role {role!r} (roles: {', '.join(ROLES)})")
+            if role not in self.init_from and role not in warmed:
+                raise ValueError(
+                    f"freeze_roles: {role!r} would keep random weights; start it with init_from or the warm start"
+                )
         for role, path in self.init_from.items():
             if role not in ROLES:
                 raise ValueError(f"init_from: unknown role {role!r} (roles: {', '.join(ROLES)})")

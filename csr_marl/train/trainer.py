@@ -226,6 +226,9 @@ def _algorithm(config: TrainConfig, env: Any, steps_done: StepCounter) -> tuple[
             actor, env.env.unwrapped.scenario, config.warm_start, config.warm_start_episodes,
             config.warm_start_epochs, config.seed, roles=config.warm_start_roles,
         )
+    for role in config.freeze_roles:
+        if role in actor.roles:  # no gradient reaches it, so no update moves it
+            actor.roles[role].requires_grad_(False)
     policy = DiscreteActorPolicy(
         actor=actor, action_space=env.action_space, observation_space=env.observation_space, deterministic_eval=True
     )
