@@ -48,6 +48,12 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--demo-seeds", type=int, default=8, help="training seeds (100..) of the warm start's demonstrations")
     parser.add_argument("--eval-seeds", type=int, default=0,
                         help="with --model: held-out seeds (10000..) scored greedily before and after GRPO")
+    parser.add_argument("--eval-tokens", type=int, default=128, help="tokens per reply in the held-out evaluation")
+    parser.add_argument("--budget-minutes", type=float, default=None,
+                        help="CPU minutes for the warm start and GRPO together: GRPO stops at the first step past it")
+    parser.add_argument("--write-real", action="store_true",
+                        help="with --model: keep each task's run in results/grpo_real/ and rewrite results/grpo_real.md")
+    parser.add_argument("--render-real", action="store_true", help="rewrite results/grpo_real.md from results/grpo_real/")
     parser.add_argument("--ladder", action="store_true", help="print the scripted ladder per task and stop")
     parser.add_argument("--ladder-seeds", type=int, default=20)
     parser.add_argument("--memory", action="store_true", help="measure a server's memory per session and stop")
@@ -143,6 +149,38 @@ def model_and_tokenizer(args: argparse.Namespace, task: str):
     return model, tokenizer
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process, every thread counted (user + system)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def budget_callback(started: float, minutes: float):
+    """A TrainerCallback that stops training after the first step that ends past ``minutes`` of CPU
+    time since ``started`` (:func:`cpu_seconds`)."""
+    from transformers import TrainerCallback
+
+    class Budget(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if cpu_seconds() - started >= 60 * minutes:
+                control.should_training_stop = True
+            return control
+
+    return Budget()
+
+
+def held_out(model, tokenizer, task: str, args: argparse.Namespace) -> dict:
+    """Greedy episodes on the held-out seeds (10000..), with what each score is made of, and their cost."""
+    from csr_marl.grpo import demos
+
+    began, wall = cpu_seconds(), time.time()
+    episodes = demos.episodes(model, tokenizer, task, range(10_000, 10_000 + args.eval_seeds),
+                              max_calls=args.max_calls, max_new_tokens=args.eval_tokens)
+    return {"episodes": episodes, "cpu_s": round(cpu_seconds() - began, 1), "wall_s": round(time.time() - wall, 1)}
+
+
 def train(args: argparse.Namespace, task: str) -> dict:
     import resource
 
@@ -155,14 +193,16 @@ def train(args: argparse.Namespace, task: str) -> dict:
     model, tokenizer = model_and_tokenizer(args, task)
     parameters = sum(p.numel() for p in model.parameters())
     measured: dict = {}
+    budget_from = cpu_seconds()
     if args.model and args.warm_start:
         examples = demos.demonstrations(task, range(100, 100 + args.demo_seeds), max_calls=args.max_calls)
         losses = tiny.warm_start(model, tokenizer, examples, steps=args.warm_start, lr=args.warm_lr, batch_size=2)
-        measured["warm_start"] = {"examples": len(examples), "steps": args.warm_start,
+        measured["warm_start"] = {"examples": len(examples), "steps": args.warm_start, "cpu_s": round(cpu_seconds() - budget_from, 1),
                                   "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4)}
+    evaluation_cpu = 0.0
     if args.model and args.eval_seeds:
-        held_out = range(10_000, 10_000 + args.eval_seeds)
-        measured["before"] = demos.evaluate(model, tokenizer, task, held_out, max_calls=args.max_calls)
+        measured["before"] = held_out(model, tokenizer, task, args)
+        evaluation_cpu += measured["before"]["cpu_s"]
     gpu = torch.cuda.is_available()
     config = GRPOConfig(
         output_dir=f"runs/grpo/{task.replace('/', '_')}", num_generations=args.generations,
@@ -173,25 +213,30 @@ def train(args: argparse.Namespace, task: str) -> dict:
         logging_steps=1, save_strategy="no",
         seed=args.seed, temperature=1.0,
     )
+    callbacks = [budget_callback(budget_from + evaluation_cpu, args.budget_minutes)] if args.budget_minutes else []
+    grpo_began = cpu_seconds()
     trainer = GRPOTrainer(
         model=model, processing_class=tokenizer, args=config,
         # training seeds 0..; a group (num_generations rollouts) plays one seed's customer
         train_dataset=task_dataset(task, range(args.steps * args.prompts)),
         environment_factory=environment_factory(task, base_url=args.server, max_calls=args.max_calls),
+        callbacks=callbacks,
     )
     trainer.train()
+    measured["grpo_cpu_s"] = round(cpu_seconds() - grpo_began, 1)
     if args.model and args.eval_seeds:
-        measured["after"] = demos.evaluate(model, tokenizer, task, held_out, max_calls=args.max_calls)
+        measured["after"] = held_out(model, tokenizer, task, args)
     logs = [entry for entry in trainer.state.log_history if "reward" in entry]
     run = {
-        "task": task, "parameters": parameters, "steps": args.steps, "generations": args.generations,
-        "server": bool(args.server), "wall_s": round(time.time() - started, 1),
+        "task": task, "parameters": parameters, "steps": args.steps, "steps_done": trainer.state.global_step,
+        "generations": args.generations, "server": bool(args.server), "wall_s": round(time.time() - started, 1),
+        "train_cpu_s": round(cpu_seconds() - budget_from - evaluation_cpu - measured.get("after", {}).get("cpu_s", 0.0), 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "reward": [round(entry["reward"], 4) for entry in logs],
         "reward_std": [round(entry["reward_std"], 4) for entry in logs],
         "tool_calls": [round(entry["tools/call_frequency"], 3) for entry in logs], **measured,
     }
-    print(json.dumps(run), flush=True)
+    print(json.dumps({k: v for k, v in run.items() if k not in ("before", "after")}), flush=True)
     return run
 
 
@@ -223,10 +268,23 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
+    if args.render_real:
+        import grpo_real
+
+        grpo_real.render()
+        return
+    if args.write_real and not (args.model and args.eval_seeds and args.warm_start):
+        raise SystemExit("--write-real needs --model, --warm-start and --eval-seeds (the page compares before and after)")
     table = ladder(args.ladder_seeds)
     if args.ladder:
         return
-    runs = [train(args, task) for task in args.tasks]
+    runs = []
+    for task in args.tasks:
+        runs.append(train(args, task))
+        if args.write_real:
+            import grpo_real
+
+            grpo_real.keep(runs[-1], vars(args))
     if args.write:
         RESULTS.mkdir(exist_ok=True)
         payload = {

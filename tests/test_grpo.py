@@ -221,3 +221,53 @@ def test_a_warm_start_on_demonstrations_and_the_evaluation_run_in_smollm2s_forma
     assert losses[-1] < losses[0]
     scores = demos.evaluate(model, tokenizer, TASK, [10_000, 10_001], max_calls=2, max_new_tokens=24)
     assert len(scores) == 2 and all(0.0 <= s <= 1.0 for s in scores)
+
+
+class _Scripted:
+    """A stand-in for a chat model in :func:`csr_marl.grpo.demos.episodes`: it answers each prompt with the
+    next of its calls, written in the tokenizer's own chat format (so the real parser reads them)."""
+
+    def __init__(self, tokenizer, calls: list[dict]) -> None:
+        self.tokenizer, self.calls = tokenizer, list(calls)
+
+    def eval(self) -> None:
+        pass
+
+    def generate(self, input_ids, **_):
+        import torch
+
+        call = self.calls.pop(0)
+        text = self.tokenizer.apply_chat_template(
+            [{"role": "user", "content": "x"}, {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]}],
+            tokenize=False,
+        )
+        prompt = self.tokenizer.apply_chat_template([{"role": "user", "content": "x"}], tokenize=False, add_generation_prompt=True)
+        ids = self.tokenizer(text[len(prompt):].rstrip("\n"), add_special_tokens=False)["input_ids"]
+        return torch.cat((input_ids, torch.tensor([ids])), dim=1)
+
+
+def test_the_held_out_episodes_say_what_each_score_is_made_of() -> None:
+    # The careful agent's calls, read back through the parser, score as the careful agent does; the
+    # judge's reply grade, the steps done and an unowed refund are each reported.
+    need("trl")
+    from csr_marl.grpo import demos, tiny
+    from csr_marl.llm.chat_format import attach_parser
+    from csr_marl.text.scripted import play
+    from csr_marl.text.tasks import task_session
+
+    tokenizer = attach_parser(tiny.build_tokenizer(tiny.corpus(["tasks/refund"], range(4)), vocab_size=800))
+    record: list = []
+    careful = play(task_session("tasks/refund"), "careful", 10_000, max_calls=12, record=record)
+    calls = [{"name": name, "arguments": dict(arguments)} for name, arguments in record]
+    [episode] = demos.episodes(_Scripted(tokenizer, calls), tokenizer, "tasks/refund", [10_000], max_calls=4)
+    assert episode["score"] == pytest.approx(careful.score) and episode["score"] > 0.8
+    assert episode["calls"] == [c["name"] for c in calls] and episode["parsed"] == len(calls)
+    [ticket] = episode["tickets"]
+    assert ticket["reply"] is not None and ticket["reply"] > 0.3 and ticket["resolved"]
+    assert "initiate_refund" in ticket["steps"] and ticket["collateral"] == 0
+
+    greedy = [c if c["name"] != "initiate_refund" else {"name": "initiate_refund", "arguments": {"amount": 99999.0}}
+              for c in calls]
+    [episode] = demos.episodes(_Scripted(tokenizer, greedy), tokenizer, "tasks/refund", [10_000], max_calls=4)
+    [ticket] = episode["tickets"]
+    assert episode["score"] < 0.5 and "initiate_refund" not in ticket["steps"]

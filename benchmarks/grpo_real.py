@@ -1,0 +1,214 @@
+"""The real model's GRPO page: SmolLM2-135M-Instruct, warm-started then trained with GRPO on a CPU.
+
+`grpo_train.py --model smollm2-135m --write-real` keeps each task's run (the held-out episodes before
+and after GRPO, what each score is made of, the curve and the costs) in `results/grpo_real/<task>.json`
+and rewrites `results/grpo_real.md` from every kept run; `--render-real` rewrites the page alone. The
+page also plays the scripted ladder and the adversarial suite on the same held-out seeds, so a gain
+can be read against policies that skip the work.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+from pathlib import Path
+
+from csr_marl.analysis.stats import mean_ci
+from csr_marl.whatif.store import atomic_write, write_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+RUNS = RESULTS / "grpo_real"
+PAGE = RESULTS / "grpo_real.md"
+COMMAND = ("python benchmarks/grpo_train.py --model smollm2-135m --write-real --tasks TASK "
+           "(settings per task below)")
+
+
+def keep(run: dict, settings: dict) -> Path:
+    """Store one task's run beside the others (atomically) and rewrite the page."""
+    import os
+
+    record = {**run, "settings": settings, "machine": {
+        "cpu": _cpu(), "cores": os.cpu_count(), "python": platform.python_version(),
+    }}
+    RUNS.mkdir(parents=True, exist_ok=True)
+    path = write_json(RUNS / f"{run['task'].replace('/', '_')}.json", record)
+    render()
+    return path
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def ci(values: list[float]) -> tuple[float, float, float]:
+    mean, low, high = mean_ci(values)
+    return mean, low, high
+
+
+def _fmt(stat: tuple[float, float, float]) -> str:
+    return f"{stat[0]:.3f} [{stat[1]:.3f}, {stat[2]:.3f}]"
+
+
+def work(episodes: list[dict]) -> dict[str, float]:
+    """What the held-out scores are made of: replies that held a call, label checks, lookups, the
+    judge's reply grades and unowed refunds."""
+    tickets = [t for e in episodes for t in e["tickets"]]
+    replies = sum(e["replies"] for e in episodes)
+
+    def share(pick) -> float:
+        values = [pick(t) for t in tickets]
+        values = [v for v in values if v is not None]
+        return sum(values) / len(values) if values else math.nan
+
+    return {
+        "parse_rate": sum(e["parsed"] for e in episodes) / replies if replies else math.nan,
+        "calls_per_episode": sum(len(e["calls"]) for e in episodes) / len(episodes),
+        "category_right": share(lambda t: t["checks"].get("category") if t["checks"] else None),
+        "priority_credit": share(lambda t: t["checks"].get("priority") if t["checks"] else None),
+        "route_right": share(lambda t: t["checks"].get("route") if t["checks"] else None),
+        "steps_done": share(lambda t: len(t["steps"]) if t["acted"] and not t["checks"] else None),
+        "reply_grade": share(lambda t: t["reply"]),
+        "resolved": share(lambda t: float(t["resolved"]) if t["acted"] and not t["checks"] else None),
+        "unowed_refunds": float(sum(t["collateral"] for t in tickets)),
+    }
+
+
+def suite(task: str, seeds: list[int]) -> dict[str, tuple[float, float, float]]:
+    """The scripted ladder and the adversarial suite on the same held-out seeds."""
+    from csr_marl.text.adversarial import SUITE, run_suite
+
+    run = run_suite([task], seeds, SUITE)
+    return {policy: ci(run.scores[(task, policy)]) for policy in SUITE}
+
+
+WORK_ROWS = (
+    ("parse_rate", "replies that held a tool call"),
+    ("calls_per_episode", "tool calls per episode"),
+    ("category_right", "triage: category right"),
+    ("priority_credit", "triage: priority credit"),
+    ("route_right", "triage: route right"),
+    ("steps_done", "work: steps done right per ticket"),
+    ("resolved", "work: tickets resolved"),
+    ("reply_grade", "the judge's grade of the model's replies (0-0.5)"),
+    ("unowed_refunds", "refunds the case did not owe (count)"),
+)
+
+
+FLAGS = (
+    "warm_start", "demo_seeds", "warm_lr", "eval_seeds", "eval_tokens", "steps", "generations", "lr", "max_calls",
+    "max_completion", "threads", "budget_minutes",
+)
+
+
+def command(task: str, settings: dict) -> str:
+    """The command line that made a task's run, from its recorded settings."""
+    flags = [f"--{name.replace('_', '-')} {settings[name]}" for name in FLAGS if settings.get(name) is not None]
+    lines = [f"python benchmarks/grpo_train.py --model {settings['model']} --write-real --tasks {task}"]
+    for flag in flags:  # continuation lines within the page's 90 characters
+        if len(lines[-1]) + len(flag) + 3 > 86:
+            lines.append("   ")
+        lines[-1] += f" {flag}"
+    return " \\\n".join(lines)
+
+
+def task_section(run: dict) -> tuple[list[str], str]:
+    """The page's section for one task, and its target line."""
+    task, s = run["task"], run["settings"]
+    before = [e["score"] for e in run["before"]["episodes"]]
+    after = [e["score"] for e in run["after"]["episodes"]]
+    b, a = ci(before), ci(after)
+    met = a[1] > b[2]
+    seeds = [e["seed"] for e in run["before"]["episodes"]]
+    lines = [
+        f"## {task}",
+        "",
+        f"Warm start: {run['warm_start']['steps']} supervised steps (batch 2, lr {s['warm_lr']}) on "
+        f"{run['warm_start']['examples']} calls of the careful agent on training seeds 100-{99 + s['demo_seeds']}, "
+        f"loss {run['warm_start']['loss_first']} -> {run['warm_start']['loss_last']}. GRPO: "
+        f"{run['steps_done']} steps of {s['generations']} rollouts (one customer a step, training seeds 0..), "
+        f"lr {s['lr']}, at most {s['max_calls']} calls and {s['max_completion']} tokens a rollout, full "
+        f"fine-tuning (no LoRA), {s['threads'] or 'default'} torch thread(s). Held-out: seeds "
+        f"{seeds[0]}-{seeds[-1]}, greedy, at most {s['eval_tokens']} tokens a reply. Made by",
+        "",
+        "<!-- not-run: an hour of CPU -->",
+        "```bash",
+        command(task, s),
+        "```",
+        "",
+        "| held-out, mean [95% CI] | warm-started | GRPO-trained |",
+        "|---|---:|---:|",
+        f"| episode score | {_fmt(b)} | {_fmt(a)} |",
+        f"| episodes scoring > 0 | {sum(v > 0 for v in before)}/{len(before)} | {sum(v > 0 for v in after)}/{len(after)} |",
+    ]
+    wb, wa = work(run["before"]["episodes"]), work(run["after"]["episodes"])
+    for key, label in WORK_ROWS:
+        if math.isnan(wb[key]) and math.isnan(wa[key]):
+            continue
+        lines.append(f"| {label} | {wb[key]:.3f} | {wa[key]:.3f} |")
+    curve = run["reward"]
+    k = max(1, len(curve) // 4)
+    lines += [
+        "",
+        f"Cost: warm start {run['warm_start']['cpu_s'] / 60:.1f} CPU-min, GRPO {run['grpo_cpu_s'] / 60:.1f} CPU-min "
+        f"({run['train_cpu_s'] / 60:.1f} CPU-min together, the budget {s['budget_minutes']}); held-out evaluation "
+        f"{run['before']['cpu_s'] / 60:.1f} + {run['after']['cpu_s'] / 60:.1f} CPU-min; the whole run "
+        f"{run['wall_s'] / 60:.1f} min wall, peak RSS {run['peak_rss_mb'] / 1024:.1f} GB.",
+        f"GRPO's training reward (mean of each step's rollouts): first {k} steps "
+        f"{sum(curve[:k]) / k:.3f}, last {k} steps {sum(curve[-k:]) / k:.3f}; "
+        f"steps whose rollouts differed: {sum(v > 0 for v in run['reward_std'])} of {len(curve)}.",
+    ]
+    table = suite(task, seeds)
+    lines += ["", "The same held-out seeds played by the scripted ladder and the adversarial suite:", "",
+              "| policy | score |", "|---|---:|"]
+    lines += [f"| {policy} | {_fmt(stat)} |" for policy, stat in sorted(table.items(), key=lambda kv: -kv[1][0])]
+    beaten = [p for p, stat in table.items() if a[0] > stat[0]]
+    lines += ["", f"The GRPO-trained model's mean is above {len(beaten)} of these {len(table)} policies' means."]
+    target = (f"- Target: GRPO-trained vs warm-started model on {task}, held-out: {_fmt(a)} against {_fmt(b)} "
+              f"over {len(after)} seeds: **{'met' if met else 'missed'}**")
+    return lines + [""], target
+
+
+def render() -> Path:
+    runs = [json.loads(p.read_text()) for p in sorted(RUNS.glob("*.json"))]
+    sections, targets = [], []
+    for run in runs:
+        body, target = task_section(run)
+        sections += body
+        targets.append(target)
+    from csr_marl.text.tasks import GRPO_TASKS
+
+    done = {run["task"] for run in runs}
+    targets += [f"- Target: GRPO-trained vs warm-started model on {task}, held-out: not run (the CPU time went to the "
+                "tasks above) **missed**" for task in GRPO_TASKS if task not in done]
+    machine = runs[0]["machine"] if runs else {}
+    text = "\n".join([
+        "# GRPO on a real model: SmolLM2-135M-Instruct on a CPU",
+        "",
+        "Regenerate one task with `python benchmarks/grpo_train.py --model smollm2-135m --write-real --tasks TASK` "
+        "and the settings its section gives; `--render-real` rewrites this page from `results/grpo_real/` "
+        "(the ladder and the adversarial suite are replayed, seconds). The model: SmolLM2-135M-Instruct, "
+        "134,515,008 parameters in float32, fetched with `csr-marl models fetch smollm2-135m` "
+        "([the local model](../../docs/llm/local-model.md)), its own tool-calling format. "
+        f"Machine: {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores, no GPU.",
+        "",
+        "Each task: a supervised warm start on the careful scripted agent's calls (training seeds), the "
+        "held-out evaluation, GRPO through `environment_factory` on training seeds within a CPU budget "
+        "(warm start and GRPO together), the held-out evaluation again. The reward is the episode score "
+        "(0-1), which the adversarial suite's policies cannot win without the work.",
+        "",
+        "## Targets",
+        "",
+        *targets,
+        "",
+        *sections,
+    ])
+    atomic_write(PAGE, text.rstrip() + "\n")
+    print(f"wrote {PAGE}")
+    return PAGE
