@@ -228,11 +228,12 @@ def gap(summaries: dict[str, dict]) -> str:
             "the seed-0 run whose triage was free to learn (0.618 accuracy): what PPO teaches the triage on the day "
             "is worth more to the team than the category accuracy it costs, so a fixed triage is not the way. The "
             "classifier's triage in place of the fixed one still adds +58.7 and +56.5 (621.2, 640.2). The third "
-            "seed was not run: two seeds below the target settle the question. The free-triage recipe on seed 1 "
-            "(the same command, 23.8 CPU-minutes) scored 622.5 [596.7, 648.3] with triage accuracy 0.582: two seeds "
-            "of it, 651.1 and 622.5, both above the classifier's 581.0, though a three-seed interval is not yet "
-            "measured. Next: that recipe (`warm_start_roles=['escalation']`) as the committed standard_day run, "
-            "three seeds and a rescore.",
+            "seed was not run: two seeds below the target settle the question. The free-triage recipe (`warm_start_roles=['escalation']`, "
+            "the same run otherwise) on all three seeds, 24.3, 23.8 and 23.0 CPU-minutes: held-out 651.1 (seed 0 "
+            "again, identical), 622.5 and 666.1, triage accuracy 0.618, 0.582 and 0.730; over the seeds 646.6 "
+            "[591.6, 701.6] against the classifier's 581.0 [560.6, 601.5]: ahead on every seed, the intervals "
+            "still overlapping by 10 points. Next: that recipe as the committed standard_day run with more seeds "
+            "(five would narrow the t interval to about half), and a rescore.",
         ]
     return "\n".join(lines) + "\n"
 
