@@ -155,7 +155,7 @@ def task_section(run: dict) -> tuple[list[str], str]:
         f"## {task}",
         "",
         f"Warm start: {run['warm_start']['steps']} supervised steps (batch 2, lr {s['warm_lr']}) on "
-        f"{run['warm_start']['examples']} calls of the careful agent on training seeds 100-{99 + s['demo_seeds']}, "
+        f"{_demos(run['warm_start'])} of the careful agent on training seeds 100-{99 + s['demo_seeds']}, "
         f"loss {run['warm_start']['loss_first']} -> {run['warm_start']['loss_last']}. GRPO: "
         f"{run['steps_done']} steps of {s['generations']} rollouts (one customer a step, training seeds 0..), "
         f"lr {s['lr']}, at most {s['max_calls']} calls and {s['max_completion']} tokens a rollout, full "
@@ -189,6 +189,10 @@ def task_section(run: dict) -> tuple[list[str], str]:
         f"{sum(curve[:k]) / k:.3f}, last {k} steps {sum(curve[-k:]) / k:.3f}; "
         f"steps whose rollouts differed: {sum(v > 0 for v in run['reward_std'])} of {len(curve)}.",
     ]
+    if run.get("completion_tokens"):  # recorded from this round on
+        tokens, clipped = run["completion_tokens"], run["clipped"]
+        lines.append(f"Rollout length: {sum(tokens) / len(tokens):.1f} tokens on average (the cap "
+                     f"{s['max_completion']}); rollouts cut at the cap: {sum(clipped) / len(clipped):.0%}.")
     table = suite(task, seeds)
     lines += ["", "The same held-out seeds played by the scripted ladder and the adversarial suite:", "",
               "| policy | score |", "|---|---:|"]
@@ -252,3 +256,10 @@ def render() -> Path:
     atomic_write(PAGE, text.rstrip() + "\n")
     print(f"wrote {PAGE}")
     return PAGE
+
+
+def _demos(warm: dict) -> str:
+    """The warm start's examples: the careful agent's calls, and (from this round on) the closing replies."""
+    closings = warm.get("closings", 0)
+    calls = f"{warm['examples'] - closings} calls"
+    return calls + (f" and {closings} closing replies ('Done.' once the episode is over)" if closings else "")

@@ -197,7 +197,8 @@ def train(args: argparse.Namespace, task: str) -> dict:
     if args.model and args.warm_start:
         examples = demos.demonstrations(task, range(100, 100 + args.demo_seeds), max_calls=args.max_calls)
         losses = tiny.warm_start(model, tokenizer, examples, steps=args.warm_start, lr=args.warm_lr, batch_size=2)
-        measured["warm_start"] = {"examples": len(examples), "steps": args.warm_start, "cpu_s": round(cpu_seconds() - budget_from, 1),
+        measured["warm_start"] = {"examples": len(examples), "closings": sum(isinstance(c, str) for *_, c in examples),
+                                  "steps": args.warm_start, "cpu_s": round(cpu_seconds() - budget_from, 1),
                                   "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4)}
     evaluation_cpu = 0.0
     if args.model and args.eval_seeds:
@@ -234,6 +235,8 @@ def train(args: argparse.Namespace, task: str) -> dict:
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "reward": [round(entry["reward"], 4) for entry in logs],
         "reward_std": [round(entry["reward_std"], 4) for entry in logs],
+        "completion_tokens": [round(entry.get("completions/mean_length", float("nan")), 1) for entry in logs],
+        "clipped": [round(entry.get("completions/clipped_ratio", float("nan")), 3) for entry in logs],
         "tool_calls": [round(entry["tools/call_frequency"], 3) for entry in logs], **measured,
     }
     print(json.dumps({k: v for k, v in run.items() if k not in ("before", "after")}), flush=True)

@@ -2,8 +2,8 @@
 scored on train and held-out tickets beside the non-RL baselines (random, heuristic, declared_labels,
 text_classifier).
 
-Three seeds per task, each run within its CPU budget (10 minutes on `classify` and `resolve`, 30 on
-`standard_day`), two runs at a time. `classify` and `resolve` run first: `standard_day` starts its
+Three seeds per task (five on `standard_day`), each run within its CPU budget (10 minutes on `classify`
+and `resolve`, 30 on `standard_day`), two runs at a time. `classify` and `resolve` run first: `standard_day` starts its
 triage from the same seed's classify checkpoint and its resolvers from resolve's (curriculum), with a
 centralised critic and semi-MDP discounting. Every trained team is then scored exactly as the
 baselines are -- 20 episodes, episode e with SeedSequence(0, spawn_key=(e,)), the core's team return
@@ -12,7 +12,7 @@ Regenerates
 
     benchmarks/results/learning.md      the tables (train | held-out), the targets, what the misses mean
     benchmarks/results/learning.json    every number in it
-    benchmarks/results/learning_<task>.png   learning curves (three seeds) with the baselines
+    benchmarks/results/learning_<task>.png   learning curves (every seed) with the baselines
 
 and keeps the runs (checkpoints, curves) under runs/learning/:
 
@@ -21,6 +21,7 @@ and keeps the runs (checkpoints, curves) under runs/learning/:
     python benchmarks/learning.py --tasks classify --seeds 0 --workers 1
     python benchmarks/learning.py --scale 0.02 --seeds 0   # smoke test: every step budget x 0.02
     python benchmarks/learning.py --report-only         # rebuild the page from runs/learning/
+    python benchmarks/learning.py --resume              # score finished runs of the same config, train the rest
     python benchmarks/learning.py --rescore             # score the committed checkpoints and the baselines
     python benchmarks/learning.py --render              # rewrite the page from learning.json (seconds)
 
@@ -97,9 +98,10 @@ TASKS: dict[str, dict] = {
         "config": dict(
             scenario="standard_day", steps=600_000, reward_mode="individual", split_team_costs=True,
             episodes_per_update=4, eval_points=8, central_critic=True, smdp_tau=2.0, lr=3e-4, lr_decay=True,
-            warm_start="text_classifier", warm_start_episodes=20,
+            warm_start="text_classifier", warm_start_episodes=20, warm_start_roles=["escalation"],
         ),
         "curriculum": {"triage": "classify", "resolver": "resolve"},
+        "seeds": (0, 1, 2, 3, 4),
         "budget_minutes": 30,
         "target": ("beats_strongest", None),
         "kpis": ("resolution_rate", "abandonment_rate"),
@@ -273,14 +275,40 @@ def checkpoint_of(task: str, seed: int) -> Path:
     return RUNS / f"{task}_s{seed}" / "checkpoint.pt"
 
 
-def run_one(task: str, seed: int, scale: float) -> dict:
-    """Train one seed of a task, then score its checkpoint on both splits (runs in a worker)."""
+def seeds_of(task: str, chosen: list[int] | None = None) -> list[int]:
+    """The seeds a task is trained and reported on: those chosen on the command line, else the task's own."""
+    return list(chosen) if chosen else list(TASKS[task].get("seeds", SEEDS))
+
+
+def finished_run(out_dir: Path, config: TrainConfig):
+    """The run already in ``out_dir`` if it finished with exactly ``config`` (its run.json says so), else None."""
+    import csv
+
+    from csr_marl.train.trainer import TrainingRun
+
+    summary_path, checkpoint = out_dir / "run.json", out_dir / "checkpoint.pt"
+    if not (summary_path.is_file() and checkpoint.is_file()):
+        return None
+    summary = json.loads(summary_path.read_text())
+    if summary.get("config") != config.model_dump(mode="json"):
+        return None
+    with (out_dir / "curve.csv").open(newline="") as handle:
+        curve = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(handle)]
+    return TrainingRun(out_dir, checkpoint, curve, tuple(summary["kpis"]), summary["references"],
+                       summary["cpu_seconds"], summary)
+
+
+def run_one(task: str, seed: int, scale: float, resume: bool = False) -> dict:
+    """Train one seed of a task (or, with ``resume``, take the finished run of the same config already on
+    disk), then score its checkpoint on both splits (runs in a worker)."""
     from csr_marl.train import train
 
     curriculum = {role: str(checkpoint_of(source, seed)) for role, source in TASKS[task].get("curriculum", {}).items()}
     config = TrainConfig(**scaled(task, scale), overrides=overrides("train"), init_from=curriculum, seed=seed)
-    run = train(config, RUNS / f"{task}_s{seed}")
-    keep_checkpoint(run.checkpoint, kept_checkpoint(task, seed))
+    out_dir = RUNS / f"{task}_s{seed}"
+    run = (finished_run(out_dir, config) if resume else None) or train(config, out_dir)
+    if seed in seeds_of(task):  # a curriculum source's extra seed is not one of the task's rows
+        keep_checkpoint(run.checkpoint, kept_checkpoint(task, seed))
     started = time.process_time()
     evaluation = {
         column: _estimates(evaluate_trained(run.checkpoint, overrides=overrides(split), episodes=EPISODES))
@@ -482,7 +510,7 @@ def plot(task: str, records: list[dict], summary: dict, path: Path) -> None:
         final = held_out[metric]
         low, high = final["low"], final["high"]
         spread = [[final["mean"] - low], [high - final["mean"]]] if not math.isnan(low) else None
-        side.errorbar([0], [final["mean"]], yerr=spread, fmt="s", ms=5, color="k", capsize=3, label=f"PPO (3 seeds), held-out, {EPISODES} episodes: mean, 95% CI")
+        side.errorbar([0], [final["mean"]], yerr=spread, fmt="s", ms=5, color="k", capsize=3, label=f"PPO ({len(records)} seeds), held-out, {EPISODES} episodes: mean, 95% CI")
         side.plot([1], [summary["baselines"]["heuristic"]["held-out"][metric]["mean"]], "*", ms=10, color="C6", label=f"heuristic, held-out, {EPISODES} episodes")
         side.set_xlim(-0.6, 1.6)
         side.set_xticks([0, 1], ["PPO", "heuristic"], fontsize=7)
@@ -558,7 +586,7 @@ def _change(before: float, after: float) -> str:
     return f"{(after - before) / abs(before):+.1%}" if before else "–"
 
 
-def markdown(summaries: dict[str, dict], seeds: list[int], command: str, wall_minutes: float | None) -> str:
+def markdown(summaries: dict[str, dict], command: str, wall_minutes: float | None) -> str:
     info = machine()
     wall = f" Wall time of the whole run: {wall_minutes:.1f} minutes." if wall_minutes is not None else ""
     lines = [
@@ -567,7 +595,7 @@ def markdown(summaries: dict[str, dict], seeds: list[int], command: str, wall_mi
         f"Generated {now()} by `{command}` on {info['platform']}, {info['cpu_count']} CPUs; "
         + ", ".join(f"{k} {v}" for k, v in {**versions(), **_training_versions()}.items()) + "." + wall,
         "",
-        f"Each task is trained with {len(seeds)} seeds ({', '.join(map(str, seeds))}) on the train split; each trained "
+        "Each task is trained with several seeds (its Training line says which) on the train split; each trained "
         f"team is evaluated greedily on {EPISODES} episodes of each split with the baselines' seeds (episode e: "
         "`SeedSequence(0, spawn_key=(e,))`), so every row saw the same customers. Team return is the sum of all "
         "reward components over the episode (`SimulationResult.team_return`), whatever reward the agents trained on. "
@@ -585,7 +613,8 @@ def markdown(summaries: dict[str, dict], seeds: list[int], command: str, wall_mi
                  "rows as that run scored them (its checkpoints are not in the repository)")
         lines += [f"## {task}", "", f"Training: `{_config_line(config)}`, text `{_config_line(text)}`" + (
             f", curriculum `{', '.join(f'{r} <- {src}' for r, src in curriculum.items())}` (same seed)" if curriculum else ""
-        ) + f". Trained {s.get('trained_at', 'in an earlier round')}; {whose}.", ""]
+        ) + f"; seeds {', '.join(map(str, s.get('seeds', SEEDS)))}. Trained {s.get('trained_at', 'in an earlier round')}; "
+        f"{whose}.", ""]
         lines += table(task, s)
         verdict = "**met**" if s["target"]["met"] else "**missed**"
         per_seed = ", ".join(f"{v:.2f}" for v in s["trained"]["held-out"]["team_return"]["per_seed"])
@@ -639,7 +668,7 @@ def schedule(jobs: list[tuple[str, int]]) -> list[tuple[str, int]]:
     return before + long[:1] + [job for job in short if job not in before] + long[1:]
 
 
-def run_jobs(jobs: list[tuple[str, int]], workers: int, scale: float) -> list[dict]:
+def run_jobs(jobs: list[tuple[str, int]], workers: int, scale: float, resume: bool = False) -> list[dict]:
     """Run the jobs ``workers`` at a time; a worker takes the first job in ``schedule`` order whose
     prerequisites (the same seed's curriculum sources, when they are among the jobs) are done."""
     pending = schedule(jobs)
@@ -655,7 +684,7 @@ def run_jobs(jobs: list[tuple[str, int]], workers: int, scale: float) -> list[di
         while pending or running:
             for job in [j for j in pending if needs[j] <= done][: workers - len(running)]:
                 pending.remove(job)
-                running[pool.submit(run_one, *job, scale)] = job
+                running[pool.submit(run_one, *job, scale, resume)] = job
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 record = future.result()
@@ -704,8 +733,7 @@ def render() -> None:
     """Write learning.md from learning.json as the last --rescore left it (no training, no scoring)."""
     recorded = json.loads((RESULTS / "learning.json").read_text())
     summaries = recorded["tasks"]
-    seeds = [int(s) for s in range(len(next(iter(summaries.values()))["cpu_minutes"]))]
-    text = markdown(summaries, seeds, "python benchmarks/learning.py --rescore", recorded.get("wall_minutes"))
+    text = markdown(summaries, "python benchmarks/learning.py --rescore", recorded.get("wall_minutes"))
     text = text.replace(f"Generated {text.split('Generated ', 1)[1].split(' by ', 1)[0]}",
                         f"Generated {recorded['baselines_rescored_at']}", 1)
     scored = [t for t, summary in summaries.items() if summary["from_checkpoints"]]
@@ -733,7 +761,11 @@ def _recorded_wall() -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
-    parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    parser.add_argument("--seeds", nargs="+", type=int, help="default: each task's own (standard_day 0-4, others 0-2)")
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="score a run already in runs/learning/ that finished with the same config instead of retraining it",
+    )
     parser.add_argument("--workers", type=int, default=2, help="runs trained side by side (one CPU each)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every step budget (smoke tests)")
     parser.add_argument("--report-only", action="store_true", help="rebuild the page from runs/learning/")
@@ -753,11 +785,13 @@ def main() -> None:
     if args.render:
         render()
         return
-    jobs = [(task, seed) for task in args.tasks for seed in args.seeds]
+    jobs = [(task, seed) for task in args.tasks for seed in seeds_of(task, args.seeds)]
     if args.report_only:
         records = [json.loads((RUNS / f"{t}_s{s}" / "evaluation.json").read_text()) for t, s in jobs]
-    else:
-        records = run_jobs(jobs, args.workers, args.scale)
+    else:  # a curriculum source of a seed the source task does not report on is trained first, if not on disk
+        needed = [(source, seed) for task, seed in jobs for source in TASKS[task].get("curriculum", {}).values()]
+        jobs += [job for job in dict.fromkeys(needed) if job not in jobs and not checkpoint_of(*job).is_file()]
+        records = run_jobs(jobs, args.workers, args.scale, args.resume)
     RESULTS.mkdir(exist_ok=True)
     summaries = {}
     previous = json.loads((RESULTS / "learning.json").read_text()) if (RESULTS / "learning.json").exists() else {}
@@ -765,15 +799,16 @@ def main() -> None:
         if task not in args.tasks and task in previous.get("tasks", {}):
             summaries[task] = {"trained_at": previous["generated_at"], **previous["tasks"][task]}
     for task in args.tasks:
-        mine = sorted((r for r in records if r["task"] == task), key=lambda r: r["seed"])
+        mine = sorted((r for r in records if r["task"] == task and r["seed"] in seeds_of(task, args.seeds)),
+                      key=lambda r: r["seed"])
         summaries[task] = summarise(task, mine, baselines(task))
         plot(task, mine, summaries[task], RESULTS / f"learning_{task}.png")
     command = "python benchmarks/learning.py" + ("" if args.tasks == list(TASKS) else " --tasks " + " ".join(args.tasks))
     command += "" if args.scale == 1 else f" --scale {args.scale}"
-    command += "" if args.seeds == list(SEEDS) else " --seeds " + " ".join(map(str, args.seeds))
+    command += "" if not args.seeds else " --seeds " + " ".join(map(str, args.seeds))
     # A rebuilt page keeps the wall time of the run that trained the checkpoints.
     wall = _recorded_wall() if args.report_only else (time.perf_counter() - started) / 60
-    (RESULTS / "learning.md").write_text(markdown(summaries, args.seeds, command, wall))
+    (RESULTS / "learning.md").write_text(markdown(summaries, command, wall))
     write_json(RESULTS / "learning.json", {
         "generated_at": now(), "machine": machine(), "versions": versions(), "wall_minutes": wall, "tasks": summaries,
     })

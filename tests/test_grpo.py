@@ -199,15 +199,20 @@ def test_demonstrations_replay_the_careful_agents_episodes_in_the_grpo_conversat
     from csr_marl.text.tasks import task_session
 
     examples = demonstrations("tasks/refund", [101, 102])
-    calls = []
+    expected: list = []
     for seed in (101, 102):
         record: list = []
         play(task_session("tasks/refund"), "careful", seed, max_calls=12, record=record)
-        calls += [{"name": name, "arguments": dict(arguments)} for name, arguments in record]
-    assert [call for _, _, call in examples] == calls
+        # every call, then the short reply that ends the turn once the last call ended the episode
+        expected += [{"name": name, "arguments": dict(arguments)} for name, arguments in record] + ["Done."]
+    assert [call for _, _, call in examples] == expected
     messages, tools, _ = examples[1]  # the second call sees the first call and its result
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool"]
     assert {t["function"]["name"] for t in tools} >= {"check_payment", "initiate_refund", "respond_user"}
+    first_closing = expected.index("Done.")
+    closing, _, _ = examples[first_closing]
+    assert closing[-1]["role"] == "tool" and "The episode is over" in closing[-1]["content"]
+    assert [call for _, _, call in demonstrations("tasks/refund", [101], closing=None)] == expected[:first_closing]
 
 
 def test_a_warm_start_on_demonstrations_and_the_evaluation_run_in_smollm2s_format() -> None:

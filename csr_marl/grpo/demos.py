@@ -18,7 +18,11 @@ from typing import Any
 from . import SYSTEM_PROMPT
 from .environment import environment_factory
 
-Example = tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]
+Example = tuple[list[dict[str, Any]], list[dict[str, Any]], "dict[str, Any] | str"]
+# What the assistant says once the episode is over: a short turn that ends the rollout. Without it a
+# warm-started model never learned to stop after its last call, and GRPO's rollouts ran on to the
+# token cap (tokens that cost time and enter the loss).
+CLOSING = "Done."
 
 
 def tool_schemas(env: Any) -> list[dict[str, Any]]:
@@ -36,9 +40,11 @@ def tool_names(env: Any) -> list[str]:
     ]
 
 
-def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_calls: int = 12) -> list[Example]:
+def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_calls: int = 12,
+                   closing: str | None = CLOSING) -> list[Example]:
     """``(messages, tools, call)`` examples: every call ``agent`` makes on ``task`` for ``seeds``, each
-    with the conversation before it."""
+    with the conversation before it; then, where the calls ended the episode, ``(messages, tools,
+    closing)``: the plain reply that ends the turn after the last tool result (None: no such example)."""
     from ..text.scripted import play
     from ..text.tasks import task_session
 
@@ -57,6 +63,8 @@ def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_
             result = getattr(env, name)(**arguments)
             messages += [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]},
                          {"role": "tool", "name": name, "content": result}]
+        if closing is not None and calls and "The episode is over" in messages[-1]["content"]:
+            examples.append(([dict(m) for m in messages], tools, closing))
     return examples
 
 

@@ -92,21 +92,21 @@ def build_model(tokenizer: Any, hidden: int = 32, layers: int = 2, heads: int = 
     return LlamaForCausalLM(config)
 
 
-def warm_start(model: Any, tokenizer: Any, examples: list[tuple[list[dict], list[dict], dict]],
+def warm_start(model: Any, tokenizer: Any, examples: list[tuple[list[dict], list[dict], dict | str]],
                steps: int = 60, lr: float = 1e-2, batch_size: int | None = None, seed: int = 0) -> list[float]:
     """Supervised steps on ``(messages, tools, tool_call)`` examples: the model learns to answer a
-    prompt with the tool call (loss on the assistant's tokens only). Each step takes every example,
-    or ``batch_size`` of them drawn at random (a real model's long prompts). Returns the losses."""
+    prompt with the tool call (loss on the assistant's tokens only, its end-of-turn token included);
+    a ``str`` in place of the call is a plain reply to learn. Each step takes every example, or
+    ``batch_size`` of them drawn at random (a real model's long prompts). Returns the losses."""
     require_grpo_extra()
     import torch
 
     rows = []
     for messages, tools, call in examples:
         prompt = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
-        answer = tokenizer.apply_chat_template(
-            messages + [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]}],
-            tools=tools, tokenize=False,
-        )
+        turn = ({"role": "assistant", "content": call} if isinstance(call, str) else
+                {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]})
+        answer = tokenizer.apply_chat_template(messages + [turn], tools=tools, tokenize=False)
         prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
         ids = tokenizer(answer.rstrip("\n"), add_special_tokens=False)["input_ids"]
         rows.append((ids, [-100] * len(prompt_ids) + ids[len(prompt_ids):]))
