@@ -103,7 +103,7 @@ WORK_ROWS = (
 
 FLAGS = (
     "warm_start", "demo_seeds", "warm_lr", "eval_seeds", "eval_tokens", "steps", "generations", "lr", "max_calls",
-    "max_completion", "threads", "budget_minutes",
+    "max_completion", "threads", "budget_minutes", "micro_batch",
 )
 
 
@@ -157,7 +157,7 @@ def task_section(run: dict) -> tuple[list[str], str]:
         f"Warm start: {run['warm_start']['steps']} supervised steps (batch 2, lr {s['warm_lr']}) on "
         f"{_demos(run['warm_start'])} of the careful agent on training seeds 100-{99 + s['demo_seeds']}, "
         f"loss {run['warm_start']['loss_first']} -> {run['warm_start']['loss_last']}. GRPO: "
-        f"{run['steps_done']} steps of {s['generations']} rollouts (one customer a step, training seeds 0..), "
+        f"{run['steps_done']} steps of {s['generations']} rollouts (one customer a step, training seeds 0..{_micro(s)}), "
         f"lr {s['lr']}, at most {s['max_calls']} calls and {s['max_completion']} tokens a rollout, full "
         f"fine-tuning (no LoRA), {s['threads'] or 'default'} torch thread(s). Held-out: seeds "
         f"{seeds[0]}-{seeds[-1]}, greedy, at most {s['eval_tokens']} tokens a reply. Made by",
@@ -263,3 +263,8 @@ def _demos(warm: dict) -> str:
     closings = warm.get("closings", 0)
     calls = f"{warm['examples'] - closings} calls"
     return calls + (f" and {closings} closing replies ('Done.' once the episode is over)" if closings else "")
+
+
+def _micro(settings: dict) -> str:
+    micro = settings.get("micro_batch")
+    return f"; gradients accumulated over backward passes of {micro} rollouts" if micro else ""

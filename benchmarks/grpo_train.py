@@ -37,6 +37,8 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=20, help="GRPO steps per task")
     parser.add_argument("--generations", type=int, default=4, help="rollouts per prompt (the GRPO group)")
     parser.add_argument("--prompts", type=int, default=1, help="prompts (seeds) per step")
+    parser.add_argument("--micro-batch", type=int, default=None,
+                        help="rollouts per backward pass (gradients accumulated over a step; default: all of them)")
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--max-calls", type=int, default=4, help="tool calls per rollout before it is cut")
     parser.add_argument("--max-completion", type=int, default=160, help="tokens per rollout, tool results included")
@@ -205,9 +207,12 @@ def train(args: argparse.Namespace, task: str) -> dict:
         measured["before"] = held_out(model, tokenizer, task, args)
         evaluation_cpu += measured["before"]["cpu_s"]
     gpu = torch.cuda.is_available()
+    rollouts = args.generations * args.prompts
+    micro = args.micro_batch or rollouts
     config = GRPOConfig(
         output_dir=f"runs/grpo/{task.replace('/', '_')}", num_generations=args.generations,
-        per_device_train_batch_size=args.generations * args.prompts, max_steps=args.steps,
+        # one optimizer step per group of rollouts, in backward passes of --micro-batch (peak memory)
+        per_device_train_batch_size=micro, gradient_accumulation_steps=rollouts // micro, max_steps=args.steps,
         max_completion_length=args.max_completion, max_tool_calling_iterations=args.max_calls,
         # On a CPU: float32 and use_cpu (GRPOConfig's bf16 default needs a GPU: "Your setup doesn't support bf16/gpu").
         learning_rate=args.lr, use_cpu=not gpu, bf16=gpu and torch.cuda.is_bf16_supported(), report_to="none",
@@ -276,6 +281,9 @@ def main() -> None:
 
         grpo_real.render()
         return
+    if args.micro_batch is not None and (args.micro_batch < 1 or (args.generations * args.prompts) % args.micro_batch):
+        raise SystemExit(f"--micro-batch must divide the rollouts per step ({args.generations * args.prompts}), "
+                         f"got {args.micro_batch}")
     if args.write_real and not (args.model and args.eval_seeds and args.warm_start):
         raise SystemExit("--write-real needs --model, --warm-start and --eval-seeds (the page compares before and after)")
     table = ladder(args.ladder_seeds)

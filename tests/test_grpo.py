@@ -215,6 +215,17 @@ def test_demonstrations_replay_the_careful_agents_episodes_in_the_grpo_conversat
     assert [call for _, _, call in demonstrations("tasks/refund", [101], closing=None)] == expected[:first_closing]
 
 
+def test_the_tiny_models_first_calls_keep_a_triages_labels_and_leave_out_messages() -> None:
+    need("transformers")
+    from csr_marl.grpo.tiny import first_calls
+
+    triage = [call for *_, call in first_calls("tasks/ticket_classify", range(100, 103))]
+    assert triage and {call["name"] for call in triage} == {"classify"}
+    assert all(set(call["arguments"]) == {"category", "priority", "route"} for call in triage)
+    worked = [call for *_, call in first_calls("tasks/one_ticket", range(100, 103))]
+    assert worked and not any({"message", "reason", "question"} & set(call["arguments"]) for call in worked)
+
+
 def test_a_warm_start_on_demonstrations_and_the_evaluation_run_in_smollm2s_format() -> None:
     need("trl")
     from csr_marl.grpo import demos, tiny

@@ -138,13 +138,17 @@ def _left_padded(rows: list[tuple[list[int], list[int]]], pad: int) -> tuple[Any
     return input_ids, labels, mask
 
 
+FREE_TEXT = ("message", "reason", "question")  # the tools' arguments that carry a message, not a label or an id
+
+
 def first_calls(
     task: str, seeds: Iterable[int], agents: tuple[str, ...] = ("careful", "spam")
 ) -> list[tuple[list[dict], list[dict], dict]]:
     """Warm-start examples: each scripted agent's first call on each seed's first decision of ``task``,
     with the prompt and tools the GRPO environment shows. Calls that carry text (a reply, a reason)
     are left out, so the examples teach the shape of a call, not a message; with a careful and a
-    careless agent the model starts as a mixture of the two, which a GRPO group can tell apart."""
+    careless agent the model starts as a mixture of the two, which a GRPO group can tell apart. A
+    triage's labels (category, priority, route) are not text and stay in."""
     from transformers.utils import get_json_schema
 
     from ..text.scripted import first_call
@@ -159,7 +163,7 @@ def first_calls(
         for agent in agents:
             turn = session.reset(seed=seed)
             name, arguments = first_call(session, agent, seed)
-            if any(isinstance(value, str) for value in arguments.values()):
+            if any(key in FREE_TEXT for key in arguments):
                 continue
             messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": turn.text}]
             examples.append((messages, tools, {"name": name, "arguments": arguments}))
