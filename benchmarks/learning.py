@@ -279,20 +279,13 @@ def seeds_of(task: str, chosen: list[int] | None = None) -> list[int]:
 
 def finished_run(out_dir: Path, config: TrainConfig):
     """The run already in ``out_dir`` if it finished with exactly ``config`` (its run.json says so), else None."""
-    import csv
+    from csr_marl.train import load_run
 
-    from csr_marl.train.trainer import TrainingRun
-
-    summary_path, checkpoint = out_dir / "run.json", out_dir / "checkpoint.pt"
-    if not (summary_path.is_file() and checkpoint.is_file()):
+    try:
+        run = load_run(out_dir)
+    except FileNotFoundError:
         return None
-    summary = json.loads(summary_path.read_text())
-    if summary.get("config") != config.model_dump(mode="json"):
-        return None
-    with (out_dir / "curve.csv").open(newline="") as handle:
-        curve = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(handle)]
-    return TrainingRun(out_dir, checkpoint, curve, tuple(summary["kpis"]), summary["references"],
-                       summary["cpu_seconds"], summary)
+    return run if run.summary.get("config") == config.model_dump(mode="json") else None
 
 
 def run_one(task: str, seed: int, scale: float, resume: bool = False) -> dict:

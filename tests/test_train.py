@@ -73,6 +73,18 @@ def test_short_training_run_has_finite_losses_and_writes_its_outputs(short_run):
     assert {"checkpoint.pt", "curve.csv", "curve.png", "run.json"} <= names
 
 
+def test_a_finished_run_loads_back_as_train_returned_it(short_run, tmp_path):
+    from csr_marl.train import load_run
+
+    loaded = load_run(short_run.out_dir)
+    assert loaded.curve == short_run.curve  # every value, exactly (integers come back as floats)
+    assert (loaded.checkpoint, loaded.kpis, loaded.cpu_seconds) == (
+        short_run.checkpoint, short_run.kpis, short_run.cpu_seconds)
+    assert loaded.summary["config"] == short_run.summary["config"]
+    with pytest.raises(FileNotFoundError, match="run.json"):
+        load_run(tmp_path)
+
+
 def test_readme_loader_is_importable_from_the_package():
     need("torch")
     need("tianshou")

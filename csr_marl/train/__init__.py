@@ -28,6 +28,7 @@ from .deps import INSTALL_HINT, TrainingUnavailable, require_training_extra
 _LAZY = {
     "train": "trainer",
     "TrainingRun": "trainer",
+    "load_run": "trainer",
     "load_checkpoint": "checkpoint",
     "load_checkpoint_policy": "checkpoint",
     "CheckpointPolicy": "checkpoint",

@@ -33,6 +33,12 @@ def write_curve(rows: Sequence[Mapping[str, Any]], kpis: Sequence[str], path: Pa
     return path
 
 
+def read_curve(path: Path) -> list[dict[str, float]]:
+    """The rows :func:`write_curve` wrote, every value a float (an empty cell: NaN)."""
+    with Path(path).open(newline="") as handle:
+        return [{k: float(v) if v != "" else math.nan for k, v in row.items()} for row in csv.DictReader(handle)]
+
+
 def pyplot() -> Any:
     import matplotlib
 

@@ -193,6 +193,23 @@ def _train(
     return TrainingRun(out, checkpoint_path, rows, kpis, references, cpu_seconds, summary)
 
 
+def load_run(out_dir: str | Path) -> TrainingRun:
+    """The :class:`TrainingRun` that :func:`train` left in ``out_dir`` (its ``run.json``, ``curve.csv`` and
+    ``checkpoint.pt``), to score or compare a finished run without training it again. Raises
+    FileNotFoundError naming the missing file when the run did not finish."""
+    import json
+
+    from .curves import read_curve
+
+    out = Path(out_dir)
+    for name in ("run.json", "curve.csv", "checkpoint.pt"):
+        if not (out / name).is_file():
+            raise FileNotFoundError(f"{out / name}: no finished training run in {out}")
+    summary = json.loads((out / "run.json").read_text())
+    return TrainingRun(out, out / "checkpoint.pt", read_curve(out / "curve.csv"), tuple(summary["kpis"]),
+                       summary["references"], summary["cpu_seconds"], summary)
+
+
 class StepCounter:
     """Tianshou's ``training_fn``: remembers the env steps done before each rollout."""
 
