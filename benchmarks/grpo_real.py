@@ -56,10 +56,14 @@ def _fmt(stat: tuple[float, float, float]) -> str:
     return f"{stat[0]:.3f} [{stat[1]:.3f}, {stat[2]:.3f}]"
 
 
-def work(episodes: list[dict]) -> dict[str, float]:
+def work(episodes: list[dict], task: str) -> dict[str, float]:
     """What the held-out scores are made of: replies that held a call, label checks, lookups, the
-    judge's reply grades and unowed refunds."""
+    judge's reply grades and unowed refunds. Steps and resolutions count on the tickets the caller
+    acted on when the task plays a working role (a resolver or the desk), triage too or not."""
+    from csr_marl.text.tasks import task_roles
+
     tickets = [t for e in episodes for t in e["tickets"]]
+    works = bool(set(task_roles(task)) - {"triage"})
     replies = sum(e["replies"] for e in episodes)
 
     def share(pick) -> float:
@@ -73,9 +77,9 @@ def work(episodes: list[dict]) -> dict[str, float]:
         "category_right": share(lambda t: t["checks"].get("category") if t["checks"] else None),
         "priority_credit": share(lambda t: t["checks"].get("priority") if t["checks"] else None),
         "route_right": share(lambda t: t["checks"].get("route") if t["checks"] else None),
-        "steps_done": share(lambda t: len(t["steps"]) if t["acted"] and not t["checks"] else None),
+        "steps_done": share(lambda t: len(t["steps"]) if works and t["acted"] else None),
         "reply_grade": share(lambda t: t["reply"]),
-        "resolved": share(lambda t: float(t["resolved"]) if t["acted"] and not t["checks"] else None),
+        "resolved": share(lambda t: float(t["resolved"]) if works and t["acted"] else None),
         "unowed_refunds": float(sum(t["collateral"] for t in tickets)),
     }
 
@@ -172,7 +176,7 @@ def task_section(run: dict) -> tuple[list[str], str]:
         f"| episode score | {_fmt(b)} | {_fmt(a)} |",
         f"| episodes scoring > 0 | {sum(v > 0 for v in before)}/{len(before)} | {sum(v > 0 for v in after)}/{len(after)} |",
     ]
-    wb, wa = work(run["before"]["episodes"]), work(run["after"]["episodes"])
+    wb, wa = work(run["before"]["episodes"], task), work(run["after"]["episodes"], task)
     for key, label in WORK_ROWS:
         if math.isnan(wb[key]) and math.isnan(wa[key]):
             continue
