@@ -34,6 +34,8 @@ class Backend(Protocol):
 
     def stop(self) -> float: ...
 
+    def breakdown(self) -> list[dict[str, Any]]: ...
+
 
 class InProcess:
     """Episodes in this process: one :class:`~csr_marl.text.TextSession` per task, reused."""
@@ -74,6 +76,10 @@ class InProcess:
             session.stop()
         return session.score
 
+    def breakdown(self) -> list[dict[str, Any]]:
+        """The episode's score per ticket (:attr:`TextSession.score_breakdown`)."""
+        return self._session.score_breakdown if self._session is not None else []
+
 
 class Remote:
     """Episodes on a ``csr-marl serve`` server: one WebSocket session (the OpenEnv client), kept open."""
@@ -97,6 +103,9 @@ class Remote:
 
     def stop(self) -> float:
         return self._score  # the server keeps the session; the next reset starts afresh
+
+    def breakdown(self) -> list[dict[str, Any]]:
+        return []  # the server reports the score, not what it is made of
 
     def close(self) -> None:
         self._client.close()

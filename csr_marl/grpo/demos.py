@@ -119,18 +119,5 @@ def episodes(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max
                 break
         score = env.get_reward()
         out.append({"seed": int(seed), "score": score, "calls": called, "replies": replies, "parsed": parsed,
-                    "tickets": _tickets(env)})
+                    "tickets": env.score_breakdown})
     return out
-
-
-def _tickets(env: Any) -> list[dict[str, Any]]:
-    """What the in-process session's scorer recorded per ticket (empty for a remote backend)."""
-    session = getattr(getattr(env, "_backend", None), "_session", None)
-    score = getattr(session, "_score", None)
-    if score is None:
-        return []
-    return [
-        {"checks": dict(r.triage), "steps": sorted(r.steps), "reply": r.reply, "resolved": r.resolved,
-         "collateral": r.collateral, "acted": r.acted}
-        for r in score.tickets.values()
-    ]

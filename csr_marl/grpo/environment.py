@@ -71,6 +71,12 @@ class ContactCenterToolEnv:
 
     # --- read-only views (properties: TRL turns only methods into tools) ---------------------------
     @property
+    def score_breakdown(self) -> list[dict[str, Any]]:
+        """What the episode's score is made of, per ticket (in process; empty over a server):
+        :meth:`csr_marl.text.scoring.EpisodeScore.breakdown`."""
+        return self._backend.breakdown()
+
+    @property
     def step_rewards(self) -> list[float]:
         """The step rewards of this rollout's calls so far."""
         return list(self._rewards)

@@ -39,6 +39,7 @@ when it sets one, so stopping early never raises it: an idle rollout scores 0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..config.domain import PRIORITIES
 from ..sim.decisions import Decision, Phase, decode_triage
@@ -163,6 +164,16 @@ class EpisodeScore:
             outcome = coverage
         grade = STEPS_WEIGHT * coverage * efficiency + REPLY_WEIGHT * outcome
         return grade * COLLATERAL_FACTOR ** record.collateral
+
+    def breakdown(self) -> list[dict[str, Any]]:
+        """What the score recorded per ticket, in arrival order: the triage ``checks`` (check -> credit),
+        the work ``steps`` done right, the judge's ``reply`` grade of the caller's own closing reply (None:
+        not the caller's), ``resolved``, ``collateral`` (refunds the case did not owe) and ``acted``."""
+        return [
+            {"checks": dict(r.triage), "steps": sorted(r.steps), "reply": r.reply, "resolved": r.resolved,
+             "collateral": r.collateral, "acted": r.acted}
+            for r in self.tickets.values()
+        ]
 
     def value(self, arrived: int) -> float:
         """The episode's score: the mean ticket grade over the episode's tickets (module docstring)."""

@@ -195,6 +195,11 @@ class TextSession:
         return self._score.value(center.flow["arrived"] if center is not None else 0)
 
     @property
+    def score_breakdown(self) -> list[dict[str, Any]]:
+        """What the score is made of, per ticket of the episode so far (:meth:`EpisodeScore.breakdown`)."""
+        return self._score.breakdown()
+
+    @property
     def terminated(self) -> bool:
         """The episode's work is finished: every ticket of a ``max_tickets`` episode was closed."""
         return self._driver.decision is None and self._driver.ended_early
