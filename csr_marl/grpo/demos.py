@@ -63,7 +63,7 @@ def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_
             result = getattr(env, name)(**arguments)
             messages += [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]},
                          {"role": "tool", "name": name, "content": result}]
-        if closing is not None and calls and "The episode is over" in messages[-1]["content"]:
+        if closing is not None and calls and env.episode_over:
             examples.append(([dict(m) for m in messages], tools, closing))
     return examples
 
@@ -115,7 +115,7 @@ def episodes(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max
                 result = f"Refused: {error}"
             messages += [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": function}]},
                          {"role": "tool", "name": function["name"], "content": result}]
-            if "The episode is over" in result:
+            if env.episode_over:
                 break
         score = env.get_reward()
         out.append({"seed": int(seed), "score": score, "calls": called, "replies": replies, "parsed": parsed,

@@ -71,6 +71,11 @@ class ContactCenterToolEnv:
 
     # --- read-only views (properties: TRL turns only methods into tools) ---------------------------
     @property
+    def episode_over(self) -> bool:
+        """The episode has ended (every ticket closed, cut off, or the call limit reached): calls are refused."""
+        return self._over
+
+    @property
     def score_breakdown(self) -> list[dict[str, Any]]:
         """What the episode's score is made of, per ticket (in process; empty over a server):
         :meth:`csr_marl.text.scoring.EpisodeScore.breakdown`."""
