@@ -16,7 +16,7 @@ Regenerates
 
 and keeps the runs (checkpoints, curves) under runs/learning/:
 
-    python benchmarks/learning.py                       # everything: about 100 minutes on two cores
+    python benchmarks/learning.py                       # everything: about 100 minutes on two cores (estimated)
     python benchmarks/learning.py --tasks standard_day  # its 5 seeds and their curriculum sources
     python benchmarks/learning.py --tasks classify --seeds 0 --workers 1
     python benchmarks/learning.py --scale 0.02 --seeds 0   # smoke test: every step budget x 0.02
