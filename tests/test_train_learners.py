@@ -37,8 +37,15 @@ def test_config_checks_the_new_options():
                     freeze_roles=["triage"])
     with pytest.raises(ValueError, match="freeze_roles: unknown role 'desk'"):
         TrainConfig(scenario="standard_day", steps=10, warm_start="heuristic", freeze_roles=["desk"])
+    with pytest.raises(ValueError, match="role_lr: unknown role 'desk'"):
+        TrainConfig(scenario="standard_day", steps=10, role_lr={"desk": 0.5})
+    with pytest.raises(ValueError, match=r"role_lr\[triage\]: the factor must be positive"):
+        TrainConfig(scenario="standard_day", steps=10, role_lr={"triage": 0.0})
+    with pytest.raises(ValueError, match=r"role_lr\[triage\]: 'triage' is in freeze_roles"):
+        TrainConfig(scenario="standard_day", steps=10, warm_start="heuristic", freeze_roles=["triage"],
+                    role_lr={"triage": 0.5})
     plain = TrainConfig(scenario="standard_day", steps=10)
-    assert plain.freeze_roles == []
+    assert plain.freeze_roles == [] and plain.role_lr == {}
     assert plain.smdp_tau is None and not plain.central_critic and plain.init_from == {}
     assert plain.warm_start is None and plain.warm_start_roles is None
 
@@ -248,6 +255,35 @@ def test_a_frozen_role_keeps_its_curriculum_weights_while_the_others_learn(sourc
     assert not same(begun, moved.actor, "triage")  # without freezing, the day moves the triage
     assert same(begun, trained.actor, "triage")
     assert not same(moved.actor, trained.actor, "resolver")  # the others still learn, differently
+
+
+def test_a_role_with_its_own_rate_moves_that_much_less_from_where_it_started(source, tmp_path):
+    """role_lr: the triage's first update is Adam's, a step of about lr per weight, so at a quarter of the
+    rate it moves about a quarter as far from the curriculum's weights; the other roles learn as before."""
+    import torch
+
+    from csr_marl.train import load_checkpoint, train
+    from csr_marl.train.checkpoint import build_networks, layout_signature, observation_layout
+    from csr_marl.train.curriculum import init_role
+
+    config = TrainConfig(
+        scenario="standard_day", overrides={"horizon_minutes": 45}, init_from={"triage": str(source.checkpoint)},
+        seed=1, **{**TINY, "steps": 100, "repeat": 1, "batch_size": 100_000},  # one gradient step
+    )
+    full = load_checkpoint(train(config, tmp_path / "full", plot=False).checkpoint)
+    slow_config = TrainConfig(**{**config.model_dump(), "role_lr": {"triage": 0.25}})
+    slow = load_checkpoint(train(slow_config, tmp_path / "slow", plot=False).checkpoint)
+    layout = observation_layout(full.scenario())
+    begun, critic = build_networks(layout_signature(layout), 33, hidden=32, state_size=0)
+    init_role("triage", source.checkpoint, begun, critic, layout)
+
+    def moved(actor, role: str) -> float:
+        return sum(float((a - b).detach().abs().sum()) for a, b in zip(actor.roles[role].parameters(), begun.roles[role].parameters()))
+
+    ratio = moved(slow.actor, "triage") / moved(full.actor, "triage")
+    assert 0.15 < ratio < 0.35, ratio  # 1 if the factor were ignored
+    same = lambda role: all(torch.equal(x, y) for x, y in zip(full.actor.roles[role].parameters(), slow.actor.roles[role].parameters()))  # noqa: E731
+    assert same("resolver") and same("escalation")  # the same rollout and gradients, at the full rate
 
 
 def test_init_from_refuses_a_role_the_checkpoint_or_scenario_lacks(source, tmp_path):

@@ -37,6 +37,9 @@ class TrainConfig(BaseModel):
     * ``freeze_roles``: these roles' actors keep the weights they start with (from ``init_from`` or the
       warm start) while reinforcement learning trains the others, e.g. a triage trained on
       ``tasks/classify`` kept as it is on the whole day, where the day's rewards would wear it down.
+    * ``role_lr`` (role -> factor): that role's actor learns at ``lr`` times the factor (its own Adam
+      parameter group; the decay applies to every group alike), e.g. a triage from ``tasks/classify``
+      that adapts to the day slowly instead of being kept (``freeze_roles``) or trained at full rate.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -92,6 +95,9 @@ class TrainConfig(BaseModel):
         default_factory=list,
         description="roles whose actor keeps its starting weights (init_from or warm start); RL trains the others",
     )
+    role_lr: dict[str, float] = Field(
+        default_factory=dict, description="role -> factor of lr for that role's actor (1: the others' rate)",
+    )
 
     @model_validator(mode="after")
     def _fits(self) -> "TrainConfig":
@@ -113,6 +119,14 @@ class TrainConfig(BaseModel):
                 raise ValueError(
                     f"freeze_roles: {role!r} would keep random weights; start it with init_from or the warm start"
                 )
+        for role, factor in self.role_lr.items():
+            if role not in ROLES:
+                raise ValueError(f"role_lr: unknown role {role!r} (roles: {', '.join(ROLES)})")
+            if not (0 < factor < float("inf")):
+                raise ValueError(f"role_lr[{role}]: the factor must be positive and finite, got {factor} "
+                                 "(a role that must not learn goes in freeze_roles)")
+            if role in self.freeze_roles:
+                raise ValueError(f"role_lr[{role}]: {role!r} is in freeze_roles and does not learn")
         for role, path in self.init_from.items():
             if role not in ROLES:
                 raise ValueError(f"init_from: unknown role {role!r} (roles: {', '.join(ROLES)})")

@@ -228,7 +228,7 @@ def _algorithm(config: TrainConfig, env: Any, steps_done: StepCounter) -> tuple[
 
     from .checkpoint import build_networks, layout_signature, observation_layout
     from .curriculum import init_role
-    from .schedule import LinearDecay
+    from .schedule import LinearDecay, RoleRates
     from .turns import TurnsA2C, TurnsPPO
 
     layout = observation_layout(env.env.unwrapped.scenario)
@@ -249,7 +249,9 @@ def _algorithm(config: TrainConfig, env: Any, steps_done: StepCounter) -> tuple[
     policy = DiscreteActorPolicy(
         actor=actor, action_space=env.action_space, observation_space=env.observation_space, deterministic_eval=True
     )
-    optimizer = AdamOptimizerFactory(lr=config.lr)
+    optimizer = (
+        RoleRates(config.lr, actor.roles, config.role_lr) if config.role_lr else AdamOptimizerFactory(lr=config.lr)
+    )
     if config.lr_decay:
         optimizer = optimizer.with_lr_scheduler_factory(LinearDecay(config.steps, lambda: steps_done.value))
     extra = {"eps_clip": config.eps_clip} if config.algo == "ppo" else {}
