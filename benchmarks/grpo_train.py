@@ -53,6 +53,8 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--eval-tokens", type=int, default=128, help="tokens per reply in the held-out evaluation")
     parser.add_argument("--budget-minutes", type=float, default=None,
                         help="CPU minutes for the warm start and GRPO together: GRPO stops at the first step past it")
+    parser.add_argument("--wall-minutes", type=float, default=None,
+                        help="wall-clock minutes for GRPO (a GPU's lease): it stops at the first step past them")
     parser.add_argument("--write-real", action="store_true",
                         help="with --model: keep each task's run in results/grpo_real/ and rewrite results/grpo_real.md")
     parser.add_argument("--render-real", action="store_true", help="rewrite results/grpo_real.md from results/grpo_real/")
@@ -141,8 +143,10 @@ def model_and_tokenizer(args: argparse.Namespace, task: str):
         tokenizer = AutoTokenizer.from_pretrained(folder, padding_side="left")
         if (folder / MARKER).is_file():
             attach_parser(tokenizer)
-        dtype = torch.float32 if not torch.cuda.is_available() else "auto"
-        return AutoModelForCausalLM.from_pretrained(folder, dtype=dtype), tokenizer
+        # float32 weights on either device (on a GPU, GRPOConfig's bf16 autocast does the arithmetic); the
+        # warm start and the held-out episodes run before the trainer places the model, so it moves here.
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        return AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).to(device), tokenizer
     from csr_marl.grpo import tiny
 
     tokenizer = tiny.build_tokenizer(tiny.corpus([task], range(40)), vocab_size=2048)
@@ -159,14 +163,16 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def budget_callback(started: float, minutes: float):
+def budget_callback(started: float, minutes: float, clock=None):
     """A TrainerCallback that stops training after the first step that ends past ``minutes`` of CPU
-    time since ``started`` (:func:`cpu_seconds`)."""
+    time since ``started`` (:func:`cpu_seconds`), or of ``clock`` (e.g. ``time.time``) when given."""
     from transformers import TrainerCallback
+
+    now = clock or cpu_seconds
 
     class Budget(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
-            if cpu_seconds() - started >= 60 * minutes:
+            if now() - started >= 60 * minutes:
                 control.should_training_stop = True
             return control
 
@@ -220,6 +226,8 @@ def train(args: argparse.Namespace, task: str) -> dict:
         seed=args.seed, temperature=1.0,
     )
     callbacks = [budget_callback(budget_from + evaluation_cpu, args.budget_minutes)] if args.budget_minutes else []
+    if args.wall_minutes:
+        callbacks.append(budget_callback(time.time(), args.wall_minutes, clock=time.time))
     grpo_began = cpu_seconds()
     trainer = GRPOTrainer(
         model=model, processing_class=tokenizer, args=config,

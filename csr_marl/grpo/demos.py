@@ -95,7 +95,7 @@ def episodes(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max
         called, replies, parsed = [], 0, 0
         for _ in range(max_calls):
             ids = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, return_tensors="pt",
-                                                return_dict=True)
+                                                return_dict=True).to(getattr(model, "device", "cpu"))
             with torch.no_grad():
                 generated = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False,
                                            pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)

@@ -116,7 +116,7 @@ def warm_start(model: Any, tokenizer: Any, examples: list[tuple[list[dict], list
     losses = []
     for _ in range(steps):
         chosen = rows if batch_size is None else [rows[int(i)] for i in torch.randperm(len(rows), generator=draw)[:batch_size]]
-        input_ids, labels, mask = _left_padded(chosen, tokenizer.pad_token_id)
+        input_ids, labels, mask = (t.to(model.device) for t in _left_padded(chosen, tokenizer.pad_token_id))
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         loss = model(input_ids=input_ids, attention_mask=mask, position_ids=positions, labels=labels).loss
         loss.backward()
