@@ -250,8 +250,11 @@ def train(args: argparse.Namespace, task: str) -> dict:
         "reward_std": [round(entry["reward_std"], 4) for entry in logs],
         "completion_tokens": [round(entry.get("completions/mean_length", float("nan")), 1) for entry in logs],
         "clipped": [round(entry.get("completions/clipped_ratio", float("nan")), 3) for entry in logs],
-        "tool_calls": [round(entry["tools/call_frequency"], 3) for entry in logs], **measured,
+        "tool_calls": [round(entry["tools/call_frequency"], 3) for entry in logs],
+        "entropy": [round(entry.get("entropy", float("nan")), 4) for entry in logs], **measured,
     }
+    if gpu:
+        run["device"] = {"gpu": torch.cuda.get_device_name(0), "note": "bf16 autocast over float32 weights"}
     print(json.dumps({k: v for k, v in run.items() if k not in ("before", "after")}), flush=True)
     return run
 
