@@ -151,6 +151,12 @@ READING = {
 }
 
 
+def _made_by(task: str, settings: dict, note: str) -> list[str]:
+    """The command block that made a run, then the head of its before/after table."""
+    return ["", f"<!-- not-run: {note} -->", "```bash", command(task, settings), "```", "",
+            "| held-out, mean [95% CI] | warm-started | GRPO-trained |", "|---|---:|---:|"]
+
+
 def task_section(run: dict) -> tuple[list[str], str]:
     """The page's section for one task, and its target line."""
     task, s = run["task"], run["settings"]
@@ -169,14 +175,7 @@ def task_section(run: dict) -> tuple[list[str], str]:
         f"lr {s['lr']}, at most {s['max_calls']} calls and {s['max_completion']} tokens a rollout, full "
         f"fine-tuning (no LoRA), {s['threads'] or 'default'} torch thread(s). Held-out: seeds "
         f"{seeds[0]}-{seeds[-1]}, greedy, at most {s['eval_tokens']} tokens a reply. Made by",
-        "",
-        "<!-- not-run: an hour of CPU -->",
-        "```bash",
-        command(task, s),
-        "```",
-        "",
-        "| held-out, mean [95% CI] | warm-started | GRPO-trained |",
-        "|---|---:|---:|",
+        *_made_by(task, s, "an hour of CPU"),
         f"| episode score | {_fmt(b)} | {_fmt(a)} |",
         f"| episodes scoring > 0 | {sum(v > 0 for v in before)}/{len(before)} | {sum(v > 0 for v in after)}/{len(after)} |",
     ]
@@ -234,14 +233,7 @@ def gpu_section(run: dict, cpu_run: dict | None) -> list[str]:
         f"{s['generations']} for {s['wall_minutes']} wall-clock minutes (`--wall-minutes`): {run['steps_done']} steps, "
         f"lr {s['lr']}. The whole run took "
         f"{run['wall_s'] / 60:.1f} min. Made by",
-        "",
-        "<!-- not-run: needs a GPU -->",
-        "```bash",
-        command(task, s),
-        "```",
-        "",
-        "| held-out, mean [95% CI] | warm-started | GRPO-trained |",
-        "|---|---:|---:|",
+        *_made_by(task, s, "needs a GPU"),
         f"| episode score | {_fmt(b)} | {_fmt(a)} |",
     ]
     lines += [f"| {label} | {wb[key]:.3f} | {wa[key]:.3f} |" for key, label in WORK_ROWS
