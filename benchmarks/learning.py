@@ -227,6 +227,12 @@ def day_history(day: dict) -> list[str]:
         "- *A fixed triage* (classify's triage, `freeze_roles=['triage']`, seeds 0 and 1, 24.6 and 24.4 CPU-minutes) "
         "kept its held-out accuracy at 0.790 and 0.757, yet scored 562.5 [541.9, 583.1] and 583.7 [561.0, 606.4]: "
         "what PPO teaches the triage on the day is worth more to the team than the accuracy it costs.",
+        "- *A slower triage* (the committed recipe with `role_lr={'triage': 0.25}`: the triage's actor learns at a "
+        "quarter of the rate, five seeds planned; 25.7 and 25.5 CPU-minutes) scored 472.5 and 624.8 on seeds 0 and "
+        "1 (the committed recipe: 651.1 and 622.5), with held-out triage accuracy 0.609 and 0.607 -- as low as at the "
+        "full rate (0.618, 0.582), so the day wears the triage's reading down early in training, not by long "
+        "overfitting. It was stopped after two seeds: with 472.5 among five, no scores of the other three could "
+        "lift the interval's lower end above 517.2, short of the classifier's upper end, 601.5.",
         "- *The committed recipe* starts the triage from classify's checkpoint and the resolvers from resolve's, "
         "warm-starts only the escalation desk (`warm_start_roles=['escalation']`), and lets PPO train all three "
         f"roles on the day. Held-out team return per seed: {per_seed}; over the seeds "
