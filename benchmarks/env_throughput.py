@@ -272,6 +272,7 @@ def main() -> None:
     print(f"AEC raw_env / bare SimPy  = {raw / simpy_rate:5.2f}x   {verdict(raw / simpy_rate, 0.35, True)}")
     print(f"AEC env() / bare SimPy    = {wrapped / simpy_rate:5.2f}x   {verdict(wrapped / simpy_rate, 0.25, True)}")
     print(f"core alone / bare SimPy   = {core / simpy_rate:5.2f}x   (the ceiling for any env over this core)")
+    print(f"parallel decisions / AEC raw_env agent-steps = {decisions / raw:5.2f}x   {verdict(decisions / raw, 0.5, True)}")
     print(
         f"per AEC step: raw {1e6 / raw:.1f} us, wrapped {1e6 / wrapped:.1f} us, core alone {1e6 / core:.1f} us "
         f"-> env overhead raw {1e6 / raw - 1e6 / core:.1f} us, wrapped {1e6 / wrapped - 1e6 / core:.1f} us"
