@@ -40,6 +40,8 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--micro-batch", type=int, default=None,
                         help="rollouts per backward pass (gradients accumulated over a step; default: all of them)")
     parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--temperature", type=float, default=1.0,
+                        help="sampling temperature of GRPO's rollouts (above 1: a group's rollouts differ more)")
     parser.add_argument("--max-calls", type=int, default=4, help="tool calls per rollout before it is cut")
     parser.add_argument("--max-completion", type=int, default=160, help="tokens per rollout, tool results included")
     parser.add_argument("--seed", type=int, default=0)
@@ -223,7 +225,7 @@ def train(args: argparse.Namespace, task: str) -> dict:
         # On a CPU: float32 and use_cpu (GRPOConfig's bf16 default needs a GPU: "Your setup doesn't support bf16/gpu").
         learning_rate=args.lr, use_cpu=not gpu, bf16=gpu and torch.cuda.is_bf16_supported(), report_to="none",
         logging_steps=1, save_strategy="no",
-        seed=args.seed, temperature=1.0,
+        seed=args.seed, temperature=args.temperature,
     )
     callbacks = [budget_callback(budget_from + evaluation_cpu, args.budget_minutes)] if args.budget_minutes else []
     if args.wall_minutes:
@@ -295,6 +297,8 @@ def main() -> None:
     if args.micro_batch is not None and (args.micro_batch < 1 or (args.generations * args.prompts) % args.micro_batch):
         raise SystemExit(f"--micro-batch must divide the rollouts per step ({args.generations * args.prompts}), "
                          f"got {args.micro_batch}")
+    if not args.temperature > 0:
+        raise SystemExit(f"--temperature must be positive, got {args.temperature}")
     if args.write_real and not (args.model and args.eval_seeds and args.warm_start):
         raise SystemExit("--write-real needs --model, --warm-start and --eval-seeds (the page compares before and after)")
     table = ladder(args.ladder_seeds)
