@@ -141,8 +141,8 @@ _DIGITS = re.compile(r"\d+")
 _CLAUSE = re.compile(r"(?:[.!?;:,](?!\d))+|\n+|\s(?:but|however|although|though)\s")  # "$84.99" stays whole
 _NEGATION = re.compile(r"\b(?:not|no|never|cannot|nothing|unable)\b|n't\b")
 _SHOUT_WORD = re.compile(r"\b[A-Z]{4,}\b")
-_NON_LETTER = re.compile(r"[^A-Za-z]+")
-_NON_CAPITAL = re.compile(r"[^A-Z]+")
+_NOT_A_LETTER = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= b <= 122))  # bytes.translate deletes these
+_NOT_A_CAPITAL = bytes(b for b in range(256) if not 65 <= b <= 90)
 _APOLOGY = _alternation(wording.APOLOGY_WORDS)
 _COURTESY = _alternation(wording.COURTESY_WORDS)
 _BLAME = re.compile("|".join(re.escape(p) for p in wording.BLAME_PHRASES))
@@ -302,18 +302,20 @@ def grade_reply(ticket: Ticket, message: str) -> ReplyGrade:
 def _false_findings(affirmed: str, revealed: dict[str, str], done: list[str]) -> list[str]:
     """Finding values a reply states (in affirmed clauses) that the lookups did not reveal: a stem
     counts only when no revealed value or action taken shares it."""
-    return [value for value, pattern in _false_finding_patterns(tuple(revealed.values()), tuple(done))
-            if pattern.search(affirmed)]
+    return [value for value, pattern, anchors in _false_finding_patterns(tuple(revealed.values()), tuple(done))
+            if (anchors is None or any(anchor in affirmed for anchor in anchors)) and pattern.search(affirmed)]
 
 
-_FALSE_PATTERNS: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[str, re.Pattern[str]]]] = {}
+_FALSE_PATTERNS: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[str, re.Pattern[str], tuple[str, ...] | None]]] = {}
 
 
 def _false_finding_patterns(
     revealed: tuple[str, ...], done: tuple[str, ...]
-) -> list[tuple[str, re.Pattern[str]]]:
-    """(value, pattern of its stems that would be false here) for each finding value not revealed;
-    worked out once per (revealed values, steps done), as :func:`_resolution_items` is."""
+) -> list[tuple[str, re.Pattern[str], tuple[str, ...] | None]]:
+    """(value, pattern of its stems that would be false here, the stems' literal beginnings) for each
+    finding value not revealed; worked out once per (revealed values, steps done), as
+    :func:`_resolution_items` is. The pattern can only match where one of the beginnings occurs
+    (None: a stem has no literal beginning), which is cheaper to test first."""
     key = (revealed, done)
     patterns = _FALSE_PATTERNS.get(key)
     if patterns is not None:
@@ -322,23 +324,65 @@ def _false_finding_patterns(
     true_stems.update(stem for tool in done for stem in wording.ACTION_WORDS.get(tool, ()))
     if "update_shipping" in done:
         true_stems.update(wording.SHIPPING_ANY)
-    # What the playbook's own sentences for the true findings and actions say is true as well.
-    true_text = " ".join(
+    # What the playbook's own sentences for the true findings and actions say is true as well. Each
+    # sentence ends in punctuation, so no stem matches across two of them: the stems one sentence
+    # states are worked out once per sentence.
+    for sentence in (
         [wording.FINDINGS.get(value, "") for value in revealed]
         + [wording.ACTIONS.get(tool, "") for tool in done]
         + ([*wording.SHIPPING_ACTIONS.values()] if "update_shipping" in done else [])
-    ).lower()
+    ):
+        true_stems.update(_stems_stated(sentence))
     patterns = []
     for value, stems in wording.FINDING_WORDS.items():
         if value in revealed:
             continue
-        false = [stem for stem in stems if stem not in true_stems and not re.search(r"\b" + stem, true_text)]
+        false = tuple(stem for stem in stems if stem not in true_stems)
         if false:
-            patterns.append((value.replace("_", " "), _alternation(false)))
+            patterns.append((value.replace("_", " "), *_alternation_of(false)))
     if len(_FALSE_PATTERNS) > 4096:
         _FALSE_PATTERNS.clear()
     _FALSE_PATTERNS[key] = patterns
     return patterns
+
+
+_STATED: dict[str, frozenset[str]] = {}
+_ALTERNATIONS: dict[tuple[str, ...], tuple[re.Pattern[str], tuple[str, ...] | None]] = {}
+
+
+def _stems_stated(sentence: str) -> frozenset[str]:
+    """The finding stems a playbook sentence states (``\\b`` + stem found in it, lower-cased)."""
+    stated = _STATED.get(sentence)
+    if stated is None:
+        low = sentence.lower()
+        stated = _STATED[sentence] = frozenset(
+            stem for stems in wording.FINDING_WORDS.values() for stem in stems if re.search(r"\b" + stem, low)
+        )
+    return stated
+
+
+_METACHARACTERS = frozenset("()[]{}\\.*+?|^$")
+
+
+def _literal_start(stem: str) -> str:
+    """The literal text every match of the regular expression ``stem`` begins with ("" if none): its
+    characters up to the first metacharacter, less one made optional by ``?``, ``*`` or ``{``."""
+    end = 0
+    while end < len(stem) and stem[end] not in _METACHARACTERS:
+        end += 1
+    if end < len(stem) and stem[end] in "?*{":
+        end -= 1
+    return stem[:max(end, 0)]
+
+
+def _alternation_of(stems: tuple[str, ...]) -> tuple[re.Pattern[str], tuple[str, ...] | None]:
+    """:func:`_alternation` of ``stems`` and their literal beginnings (None if one has none), worked
+    out once per tuple of stems."""
+    entry = _ALTERNATIONS.get(stems)
+    if entry is None:
+        anchors = tuple(_literal_start(stem) for stem in stems)
+        entry = _ALTERNATIONS[stems] = (_alternation(stems), None if "" in anchors else anchors)
+    return entry
 
 
 def _echoes(words: list[str], customer_text: str) -> bool:
@@ -416,19 +460,21 @@ def _guards(
         yield "too long", f"{n} words, over {MAX_WORDS}"
     if n:
         hits = len(_VOCABULARY.findall(low))
-        counts = Counter(w for w in words if len(w) >= 4 and w not in _STOP)
-        top = counts.most_common(1)[0][1] if counts else 0
-        phrases = Counter(zip(words, words[1:], words[2:]))
+        counts = Counter([w for w in words if len(w) >= 4 and w not in _STOP])
+        top = max(counts.values(), default=0)
         if hits >= 5 and hits > 0.3 * n:
             yield "stuffing", f"{hits} rubric keywords in {n} words"
         elif top >= 5 and top >= 0.1 * n:
             yield "stuffing", f"a word repeated {top} times"
-        elif phrases and phrases.most_common(1)[0][1] >= 3:
+        elif n >= 3 and max(Counter(zip(words, words[1:], words[2:])).values()) >= 3:
             yield "stuffing", "a phrase repeated 3 times or more"
-    letters = len(_NON_LETTER.sub("", message))
-    capitals = len(_NON_CAPITAL.sub("", message))
-    if "!!" in message or _shouts(message, slots, 2) or (letters >= 20 and capitals > 0.6 * letters):
+    if "!!" in message or _shouts(message, slots, 2):
         yield "shouting", "capitals or '!!'"
+    else:
+        ascii_bytes = message.encode("ascii", "ignore")  # only ASCII letters count
+        letters = len(ascii_bytes.translate(None, _NOT_A_LETTER))
+        if letters >= 20 and len(ascii_bytes.translate(None, _NOT_A_CAPITAL)) > 0.6 * letters:
+            yield "shouting", "capitals or '!!'"
 
 
 # --- the documented reply ------------------------------------------------------------------------------
