@@ -260,8 +260,11 @@ GPU_READING = {
         "and score alike, and GRPO's advantage is zero. Token entropy falls from 0.024 over the first quarter "
         "of the steps to 0.003-0.004 over the last two, where one group in about 40 differs. The GRPO-trained model lands on exactly the held-out decisions "
         "of the CPU run (44 steps of 8), so the first few dozen steps with a signal settle what GRPO learns "
-        "here, and the CPU budget was not the limit. Next: keep the policy exploring -- a shorter or "
-        "label-smoothed warm start, a sampling temperature above 1, or an entropy bonus -- before more compute."
+        "here, and the CPU budget was not the limit. Turning the sampling temperature up is not enough on its "
+        "own: a CPU probe at 1.5 (`--temperature 1.5`, the same warm start, stopped after 5 steps) broke the "
+        "calls -- 25-50% of rollouts held one, none scored above 0, token entropy 3.2-4.7. Next: keep the policy "
+        "exploring between those two -- a shorter or label-smoothed warm start, a temperature just above 1, or "
+        "an entropy bonus -- before more compute."
     ),
 }
 
