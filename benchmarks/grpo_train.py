@@ -228,7 +228,7 @@ def train(args: argparse.Namespace, task: str) -> dict:
         seed=args.seed, temperature=args.temperature,
     )
     callbacks = [budget_callback(budget_from + evaluation_cpu, args.budget_minutes)] if args.budget_minutes else []
-    if args.wall_minutes:
+    if args.wall_minutes is not None:
         callbacks.append(budget_callback(time.time(), args.wall_minutes, clock=time.time))
     grpo_began = cpu_seconds()
     trainer = GRPOTrainer(
@@ -297,6 +297,9 @@ def main() -> None:
     if args.micro_batch is not None and (args.micro_batch < 1 or (args.generations * args.prompts) % args.micro_batch):
         raise SystemExit(f"--micro-batch must divide the rollouts per step ({args.generations * args.prompts}), "
                          f"got {args.micro_batch}")
+    for flag in ("budget_minutes", "wall_minutes"):
+        if getattr(args, flag) is not None and not getattr(args, flag) > 0:
+            raise SystemExit(f"--{flag.replace('_', '-')} must be positive, got {getattr(args, flag)}")
     if not args.temperature > 0:
         raise SystemExit(f"--temperature must be positive, got {args.temperature}")
     if args.write_real and not (args.model and args.eval_seeds and args.warm_start):

@@ -303,7 +303,11 @@ def finished_run(out_dir: Path, config: TrainConfig):
         run = load_run(out_dir)
     except FileNotFoundError:
         return None
-    return run if run.summary.get("config") == config.model_dump(mode="json") else None
+    try:  # the recorded config read back with today's defaults: a field added since does not count as a change
+        recorded = TrainConfig.model_validate(run.summary.get("config", {}))
+    except ValueError:
+        return None
+    return run if recorded.model_dump(mode="json") == config.model_dump(mode="json") else None
 
 
 def run_one(task: str, seed: int, scale: float, resume: bool = False) -> dict:

@@ -34,7 +34,9 @@ class RoleRates(AdamOptimizerFactory):
 
     def _create_optimizer_for_params(self, params: ParamsType) -> torch.optim.Optimizer:
         params = list(params)
-        named = {id(p) for group, _ in self.groups for p in group}
+        given = {id(p) for p in params}
+        own = [([p for p in group if id(p) in given], factor) for group, factor in self.groups]  # only what is trained
+        named = {id(p) for group, _ in own for p in group}
         groups = [{"params": [p for p in params if id(p) not in named]}]
-        groups += [{"params": group, "lr": self.lr * factor} for group, factor in self.groups]
+        groups += [{"params": group, "lr": self.lr * factor} for group, factor in own if group]
         return torch.optim.Adam(groups, lr=self.lr, betas=self.betas, eps=self.eps, weight_decay=self.weight_decay)
