@@ -42,6 +42,9 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--temperature", type=float, default=1.0,
                         help="sampling temperature of GRPO's rollouts (above 1: a group's rollouts differ more)")
+    parser.add_argument("--beta", type=float, default=0.0,
+                        help="with --model: weight of the KL penalty to the warm-started model (TRL's beta; 0: none). "
+                             "It holds what no group's rewards speak for, e.g. a label the rollouts agree on")
     parser.add_argument("--max-calls", type=int, default=4, help="tool calls per rollout before it is cut")
     parser.add_argument("--max-completion", type=int, default=160, help="tokens per rollout, tool results included")
     parser.add_argument("--seed", type=int, default=0)
@@ -225,7 +228,7 @@ def train(args: argparse.Namespace, task: str) -> dict:
         # On a CPU: float32 and use_cpu (GRPOConfig's bf16 default needs a GPU: "Your setup doesn't support bf16/gpu").
         learning_rate=args.lr, use_cpu=not gpu, bf16=gpu and torch.cuda.is_bf16_supported(), report_to="none",
         logging_steps=1, save_strategy="no",
-        seed=args.seed, temperature=args.temperature,
+        seed=args.seed, temperature=args.temperature, beta=args.beta,
     )
     callbacks = [budget_callback(budget_from + evaluation_cpu, args.budget_minutes)] if args.budget_minutes else []
     if args.wall_minutes is not None:
@@ -238,6 +241,9 @@ def train(args: argparse.Namespace, task: str) -> dict:
         environment_factory=environment_factory(task, base_url=args.server, max_calls=args.max_calls),
         callbacks=callbacks,
     )
+    if trainer.ref_model is not None:
+        # TRL builds the reference from the model's folder, i.e. before the warm start: anchor to the warm start.
+        trainer.ref_model.load_state_dict(model.state_dict())
     trainer.train()
     measured["grpo_cpu_s"] = round(cpu_seconds() - grpo_began, 1)
     if args.model and args.eval_seeds:
@@ -300,6 +306,10 @@ def main() -> None:
     for flag in ("budget_minutes", "wall_minutes"):
         if getattr(args, flag) is not None and not getattr(args, flag) > 0:
             raise SystemExit(f"--{flag.replace('_', '-')} must be positive, got {getattr(args, flag)}")
+    if not args.beta >= 0:
+        raise SystemExit(f"--beta must be 0 or more, got {args.beta}")
+    if args.beta and not args.model:
+        raise SystemExit("--beta needs --model (the tiny model has no folder for TRL to build its reference from)")
     if not args.temperature > 0:
         raise SystemExit(f"--temperature must be positive, got {args.temperature}")
     if args.write_real and not (args.model and args.eval_seeds and args.warm_start):

@@ -287,3 +287,14 @@ def test_the_held_out_episodes_say_what_each_score_is_made_of() -> None:
     [episode] = demos.episodes(_Scripted(tokenizer, greedy), tokenizer, "tasks/refund", [10_000], max_calls=4)
     [ticket] = episode["tickets"]
     assert episode["score"] < 0.5 and "initiate_refund" not in ticket["steps"]
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--beta", "0.04"], "--beta needs --model (the tiny model has no folder for TRL to build its reference from)"),
+    (["--model", "smollm2-135m", "--beta", "-1"], "--beta must be 0 or more, got -1.0"),
+])
+def test_grpo_train_refuses_a_kl_weight_it_cannot_use_before_anything_runs(flags: list[str], says: str) -> None:
+    # The tiny model has no folder for TRL to build its reference from, and a negative weight rewards drift.
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "grpo_train.py"), *flags],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and done.stderr.strip().splitlines()[-1] == says
