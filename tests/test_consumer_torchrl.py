@@ -117,7 +117,10 @@ def test_torchrl_env_collects_whole_episodes_with_no_illegal_action(policy):
             batches = [env.rollout(1500, break_when_any_done=False)]
         else:
             actor = masked_actor(env) if policy == "masked actor" else MaskedRandomPolicy(seed=0)
-            collector = Collector(env, actor, frames_per_batch=500, total_frames=1500)
+            # TorchRL asks a collector to say whether it may add the transforms a policy needs (from v0.15 it
+            # will): yes, as its warning advises.
+            collector = Collector(env, actor, frames_per_batch=500, total_frames=1500,
+                                  auto_register_policy_transforms=True)
             batches = list(collector)
             collector.shutdown()
     assert sum(batch.numel() for batch in batches) == 1500
