@@ -24,8 +24,8 @@ from pathlib import Path
 from csr_marl import load_scenario
 from csr_marl.cli.train import score_policy
 from csr_marl.config.scenario import Scenario
-from csr_marl.policies import make_policy
-from csr_marl.sim.decisions import Decision, decode_triage, encode_triage
+from csr_marl.policies.baselines import TextClassifierOverflowPolicy
+from csr_marl.sim.decisions import Decision
 from csr_marl.whatif.provenance import machine, now, versions
 from csr_marl.whatif.store import write_json
 
@@ -35,36 +35,29 @@ DESK_GRID = (1, 2, 3, 5)  # ... and fewer than this many wait for the desk
 TUNING_SEED = 1  # tuning episode e: SeedSequence(1, spawn_key=(e,)); the learning page scores seed 0
 EPISODES = 20
 TEXT = {"observation.text_features": 1024, "observation.text_chars": [2, 5]}  # as learning.py's runs
-# Chosen by `python benchmarks/overflow_routing.py --write` on train tickets (results/overflow_tuning.md).
+# Chosen by `python benchmarks/overflow_routing.py --write` on train tickets (results/overflow_tuning.md):
+# the registered policy's defaults.
 TUNED = {"queue": 0, "desk": 2}
 
 
 class OverflowRouting:
-    """``base``'s team, except that its triage overflows resolver-bound tickets to the escalation desk
-    (module docstring). Reads the queues of the core it is bound to (``bind(center)``, as
-    :func:`csr_marl.simulate` does for any policy that has it)."""
+    """``text_classifier_overflow`` (:class:`csr_marl.policies.baselines.TextClassifierOverflowPolicy`) at
+    given thresholds, made per episode from the core's policy stream as :func:`csr_marl.simulate` makes
+    a built-in policy named by a string."""
 
-    def __init__(self, scenario: Scenario, queue: int = TUNED["queue"], desk: int = TUNED["desk"],
-                 base: str = "text_classifier") -> None:
-        self.scenario, self.queue, self.desk, self.base_name = scenario, queue, desk, base
+    def __init__(self, scenario: Scenario, queue: int = TUNED["queue"], desk: int = TUNED["desk"]) -> None:
+        self.scenario, self.queue, self.desk = scenario, queue, desk
         self.center = None
-        self.base = None
+        self.base: TextClassifierOverflowPolicy | None = None
 
     def bind(self, center) -> None:
         self.center = center
-        self.base = make_policy(self.base_name, self.scenario, center.streams["policy"])
+        self.base = TextClassifierOverflowPolicy(self.scenario, center.streams["policy"], queue=self.queue,
+                                                 desk=self.desk)
+        self.base.bind(center)
 
     def __call__(self, decision: Decision) -> int:
-        action = self.base(decision)
-        if decision.role != "triage":
-            return action
-        category, priority, route = decode_triage(action)
-        queues = self.center.queues
-        if route == "resolver" and len(queues["resolver"]) > self.queue and len(queues["escalation"]) < self.desk:
-            overflow = encode_triage(category, priority, "escalation")
-            if overflow in decision.legal:
-                return overflow
-        return action
+        return self.base(decision)
 
 
 def score(scenario: Scenario, queue: int | None, desk: int | None, seed: int, episodes: int = EPISODES):

@@ -5,7 +5,9 @@ On held-out tickets (the learning page's 20 episodes, seed 0) it records every t
 - the committed standard_day teams (`benchmarks/checkpoints/learning/standard_day_s*.pt`);
 - the same teams with classify's triage in place of their own (the curriculum's starting point; seeds
   whose classify checkpoint is committed);
-- `text_classifier`, and `text_classifier_overflow` (`overflow_routing.py`).
+- `text_classifier`, and `text_classifier_overflow` (`overflow_routing.py`);
+- the committed teams with `text_classifier_overflow`'s triage in place of their own (what their
+  resolvers and desk reach behind the best triage the ladder has).
 
 and prints, per team: held-out team return, the share of tickets routed to the escalation desk, the
 share that need a specialist, category accuracy, and the share routed where the ticket needs to go.
@@ -28,6 +30,20 @@ from csr_marl.policies import make_policy
 from csr_marl.sim.decisions import decode_triage
 from csr_marl.train import load_checkpoint_policy
 from csr_marl.train.curriculum import init_role
+
+
+class OverflowTriage:
+    """A trained team whose triage decisions go to ``text_classifier_overflow``."""
+
+    def __init__(self, team, scenario) -> None:
+        self.team, self.triage = team, OverflowRouting(scenario)
+
+    def bind(self, center) -> None:
+        self.team.bind(center)
+        self.triage.bind(center)
+
+    def __call__(self, decision) -> int:
+        return (self.triage if decision.role == "triage" else self.team)(decision)
 
 
 class Recorded:
@@ -81,6 +97,8 @@ def rows() -> list[dict]:
             init_role("triage", kept_checkpoint("classify", seed), team.checkpoint.actor, team.checkpoint.critic,
                       team.layout)
             out.append(measure(f"PPO seed {seed}, classify's triage", team, scenario, name))
+        team = OverflowTriage(load_checkpoint_policy(day, scenario), scenario)
+        out.append(measure(f"PPO seed {seed}, {OVERFLOW}'s triage", team, scenario, name))
         seed += 1
     return out
 

@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from overflow_routing import TUNED, OverflowRouting  # noqa: E402
 
 import csr_marl  # noqa: E402
+from csr_marl.policies.baselines import TextClassifierOverflowPolicy, TextClassifierPolicy  # noqa: E402
 from csr_marl.sim.decisions import decode_triage  # noqa: E402
 
 pytestmark = pytest.mark.slow  # fits the tuned classifier (20,000 train tickets)
@@ -31,7 +32,8 @@ class Watched(OverflowRouting):
         action = super().__call__(decision)
         if decision.role == "triage":
             self.triaged += 1
-            if decode_triage(action)[2] != decode_triage(self.base(decision))[2]:
+            plain = TextClassifierPolicy.triage(self.base, decision)  # the classifier's own routing
+            if decode_triage(action)[2] != decode_triage(plain)[2]:
                 queues = self.center.queues
                 self.overflowed.append((len(queues["resolver"]), len(queues["escalation"])))
         return action
@@ -52,3 +54,12 @@ def test_tickets_overflow_to_the_desk_only_while_resolvers_queue_and_the_desk_ha
     assert len(watched.overflowed) < watched.triaged  # not everything: only while they queue
     assert all(resolver > TUNED["queue"] and desk < TUNED["desk"] for resolver, desk in watched.overflowed)
     assert result.flow["arrived"] > 0 and result.team_return > 0
+
+
+def test_the_registered_policy_overflows_at_the_thresholds_tuned_on_train_tickets() -> None:
+    scenario = csr_marl.load_scenario("standard_day", SHORT_DAY)
+    policy = TextClassifierOverflowPolicy(scenario)
+    assert {"queue": policy.queue, "desk": policy.desk} == TUNED
+    by_name = csr_marl.simulate(scenario, policy="text_classifier_overflow", seed=3)
+    by_object = csr_marl.simulate(scenario, policy=OverflowRouting(scenario), seed=3)
+    assert by_name.team_return == by_object.team_return and by_name.flow == by_object.flow

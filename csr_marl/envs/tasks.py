@@ -87,6 +87,9 @@ class CenterTaskEnv(gymnasium.Env):
             driver.start(seed if seed is not None else int(self.np_random.integers(2**63)))
             assert driver.center is not None
             self._policy = make_policy(self.colleagues, self.scenario, driver.center.streams["policy"])
+            bind = getattr(self._policy, "bind", None)
+            if bind is not None:  # a colleague that reads the running core (e.g. text_classifier_overflow)
+                bind(driver.center)
             self._colleagues_act()
             if driver.decision is not None:
                 driver.account.restart(self.agent)  # its return starts at its first decision (reset() has no reward)

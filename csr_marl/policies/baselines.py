@@ -198,7 +198,38 @@ class TextClassifierPolicy(HeuristicPolicy):
         return encode_triage(category, priority, route)
 
 
+@register("text_classifier_overflow")
+class TextClassifierOverflowPolicy(TextClassifierPolicy):
+    """``text_classifier`` with overflow routing: its triage sends a resolver-bound ticket to the escalation
+    desk while more than ``queue`` tickets wait for a resolver and fewer than ``desk`` wait for the desk
+    (both counts are in a triage agent's observation). The defaults were chosen on train tickets by
+    ``benchmarks/overflow_routing.py``. It reads the queues of the core it is bound to: ``bind(center)``,
+    which :func:`csr_marl.simulate` and the environments call for any policy that has it."""
+
+    def __init__(self, scenario: Scenario, rng: np.random.Generator | None = None, *, queue: int = 0,
+                 desk: int = 2) -> None:
+        super().__init__(scenario, rng)
+        self.queue, self.desk = queue, desk
+        self.queues: dict[str, Any] | None = None
+
+    def bind(self, center: Any) -> None:
+        self.queues = center.queues
+
+    def triage(self, decision: Decision) -> int:
+        action = super().triage(decision)
+        if not self.has_desk or action % 2:  # no desk, or routed there already (route bit: 1 = escalation)
+            return action
+        if self.queues is None:
+            raise RuntimeError("text_classifier_overflow reads the queues: bind(center) before its first decision")
+        if len(self.queues["resolver"]) > self.queue and len(self.queues["escalation"]) < self.desk:
+            overflow = action | 1
+            if overflow in decision.legal:
+                return overflow
+        return action
+
+
 __all__ = [
-    "TUNED", "UNTUNED", "ClassifierSettings", "DeclaredLabelsPolicy", "TextClassifier", "TextClassifierPolicy",
+    "TUNED", "UNTUNED", "ClassifierSettings", "DeclaredLabelsPolicy", "TextClassifier", "TextClassifierOverflowPolicy",
+    "TextClassifierPolicy",
     "document", "fit_label", "training_tickets", "vectorizer",
 ]

@@ -113,6 +113,9 @@ def run_interval_replication(task: IntervalTask) -> IntervalRun:
     if task.sample_minutes:
         center.env.process(sampler())
     policy = make_policy(task.policy, task.scenario, center.streams["policy"])
+    bind = getattr(policy, "bind", None)
+    if bind is not None:  # a policy that reads the running core (e.g. text_classifier_overflow)
+        bind(center)
     center.answer_inline(policy)
     decision = center.next_decision()
     while decision is not None:
