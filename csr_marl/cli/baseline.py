@@ -22,7 +22,7 @@ def baseline_command(
     ctx: typer.Context,
     policy: str = typer.Option(
         "random", "--policy", "-p",
-        help="Built-in policy (random, heuristic, heuristic_full, fifo, escalate_all, declared_labels, text_classifier) or checkpoint:PATH (a trained team).",
+        help="Built-in policy (random, heuristic, heuristic_full, fifo, escalate_all, declared_labels, text_classifier, text_classifier_overflow) or checkpoint:PATH (a trained team).",
     ),
     scenario: Optional[str] = typer.Option(
         None, "--scenario",
