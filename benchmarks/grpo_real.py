@@ -144,7 +144,11 @@ READING = {
         "0.775 to 0.662, score 0.500 to 0.575 on 40 seeds. The closing reply did its job: rollouts average 46 "
         "tokens against the cap of 64 (7% cut there), not the cap. 17 of 44 steps had rollouts that differed; "
         "in the rest the 8 rollouts agreed and GRPO had nothing to compare. Both models sit below the customer's "
-        "own labels (`declared_labels`, 0.625)."
+        "own labels (`declared_labels`, 0.625). A second CPU run with more exploration and an anchor -- sampling "
+        "temperature 1.2 and a KL penalty to the warm start (`--temperature 1.2 --beta 0.04`, the same warm start, "
+        "budget 85 CPU-minutes: 41 steps, 20 of them with rollouts that differed, token entropy 0.18 falling to "
+        "0.02, mean KL 0.050; its record is `results/grpo_real/probes/tasks_ticket_classify_t1.2_beta0.04.json`) "
+        "-- ended on the very same 60 held-out episodes, 0.508."
     ),
     "tasks/order_status": (
         "GRPO made this model worse, and the score caught it. After the first step the training rollouts "
@@ -295,7 +299,10 @@ GPU_READING = {
         "them, so the limit is what the reward teaches, not how much of it GRPO sees. The episode score is the "
         "category check times the priority credit, so a rollout with the category wrong scores 0 whatever its "
         "priority, and the priority is only ever taught through rollouts whose category is right; nothing holds "
-        "it where the warm start left it. The CPU run with a KL penalty to the warm start (`--beta`) tests that."
+        "it where the warm start left it. A KL penalty to the warm start did not hold it either: the CPU run at 1.2 "
+        "with `--beta 0.04` (the ticket_classify section) reached the same 60 episodes. Four runs, one answer: "
+        "what to try next is how the priority gets taught -- only rollouts whose category is right carry it -- "
+        "e.g. a warm start that leaves the priority less certain, or LoRA on a frozen trunk, not more steps."
     ),
     "tasks_order_status_t1.2": (
         "On order_status, GRPO at temperature 1.2 made the model worse, as the CPU run at 1.0 did. Every "
