@@ -116,7 +116,7 @@ WORK_ROWS = (
 
 FLAGS = (
     "warm_start", "demo_seeds", "warm_lr", "eval_seeds", "eval_tokens", "steps", "generations", "lr", "max_calls",
-    "max_completion", "threads", "budget_minutes", "wall_minutes", "micro_batch", "temperature", "beta",
+    "max_completion", "threads", "budget_minutes", "wall_minutes", "micro_batch", "temperature", "beta", "train_layers",
 )
 
 

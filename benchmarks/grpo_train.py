@@ -45,6 +45,9 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--beta", type=float, default=0.0,
                         help="with --model: weight of the KL penalty to the warm-started model (TRL's beta; 0: none). "
                              "It holds what no group's rewards speak for, e.g. a label the rollouts agree on")
+    parser.add_argument("--train-layers", type=int, default=0,
+                        help="with --model: GRPO updates only the last N transformer blocks and the final norm, "
+                             "the embeddings and the blocks below frozen (the warm start still trains them all; 0: all)")
     parser.add_argument("--max-calls", type=int, default=4, help="tool calls per rollout before it is cut")
     parser.add_argument("--max-completion", type=int, default=160, help="tokens per rollout, tool results included")
     parser.add_argument("--seed", type=int, default=0)
@@ -184,6 +187,20 @@ def budget_callback(started: float, minutes: float, clock=None):
     return Budget()
 
 
+def freeze_below(model, layers: int) -> int:
+    """Leave only the last ``layers`` decoder blocks and the final norm trainable (the tied embeddings,
+    hence the output head, and the blocks below stay as the warm start left them); the count trained."""
+    blocks = model.model.layers
+    if layers > len(blocks):
+        raise SystemExit(f"--train-layers {layers}: the model has {len(blocks)} blocks")
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    for module in [*blocks[len(blocks) - layers:], model.model.norm]:
+        for parameter in module.parameters():
+            parameter.requires_grad_(True)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
 def held_out(model, tokenizer, task: str, args: argparse.Namespace) -> dict:
     """Greedy episodes on the held-out seeds (10000..), with what each score is made of, and their cost."""
     from csr_marl.grpo import demos
@@ -217,6 +234,8 @@ def train(args: argparse.Namespace, task: str) -> dict:
     if args.model and args.eval_seeds:
         measured["before"] = held_out(model, tokenizer, task, args)
         evaluation_cpu += measured["before"]["cpu_s"]
+    if args.train_layers:
+        measured["trained_parameters"] = freeze_below(model, args.train_layers)
     gpu = torch.cuda.is_available()
     rollouts = args.generations * args.prompts
     micro = args.micro_batch or rollouts
@@ -308,6 +327,10 @@ def main() -> None:
             raise SystemExit(f"--{flag.replace('_', '-')} must be positive, got {getattr(args, flag)}")
     if not args.beta >= 0:
         raise SystemExit(f"--beta must be 0 or more, got {args.beta}")
+    if args.train_layers < 0:
+        raise SystemExit(f"--train-layers must be 0 or more, got {args.train_layers}")
+    if args.train_layers and not args.model:
+        raise SystemExit("--train-layers needs --model (the tiny model is trained whole)")
     if args.beta and not args.model:
         raise SystemExit("--beta needs --model (the tiny model has no folder for TRL to build its reference from)")
     if not args.temperature > 0:

@@ -292,9 +292,37 @@ def test_the_held_out_episodes_say_what_each_score_is_made_of() -> None:
 @pytest.mark.parametrize(("flags", "says"), [
     (["--beta", "0.04"], "--beta needs --model (the tiny model has no folder for TRL to build its reference from)"),
     (["--model", "smollm2-135m", "--beta", "-1"], "--beta must be 0 or more, got -1.0"),
+    (["--train-layers", "2"], "--train-layers needs --model (the tiny model is trained whole)"),
+    (["--model", "smollm2-135m", "--train-layers", "-1"], "--train-layers must be 0 or more, got -1"),
 ])
 def test_grpo_train_refuses_a_kl_weight_it_cannot_use_before_anything_runs(flags: list[str], says: str) -> None:
     # The tiny model has no folder for TRL to build its reference from, and a negative weight rewards drift.
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "grpo_train.py"), *flags],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and done.stderr.strip().splitlines()[-1] == says
+
+
+def test_train_layers_leaves_the_embeddings_and_the_lower_blocks_as_they_were() -> None:
+    # --train-layers N: a real optimizer step moves the last N blocks and the final norm, nothing else.
+    need("transformers")
+    import torch
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from grpo_train import freeze_below
+
+    from csr_marl.grpo import tiny as build
+
+    tokenizer = build.build_tokenizer(build.corpus([TASK], range(4)), vocab_size=512)
+    model = build.build_model(tokenizer, hidden=32, layers=4)
+    assert freeze_below(model, 1) == sum(p.numel() for p in [*model.model.layers[3].parameters(),
+                                                              *model.model.norm.parameters()])
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    ids = torch.tensor([tokenizer.encode("check the order status")])
+    model(input_ids=ids, labels=ids).loss.backward()
+    optimizer.step()
+    moved = {name.split(".")[2] if ".layers." in name else name.split(".")[-2]
+             for name, p in model.named_parameters() if not torch.equal(before[name], p.detach())}
+    assert moved == {"3", "norm"}, moved
+    with pytest.raises(SystemExit, match="the model has 4 blocks"):
+        freeze_below(model, 5)
