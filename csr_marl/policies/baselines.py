@@ -23,7 +23,7 @@ import numpy as np
 
 from ..config.scenario import Scenario
 from ..config.tickets import Template
-from ..sim.decisions import Decision, encode_triage
+from ..sim.decisions import Decision, decode_triage, encode_triage
 from ..sim.random import RandomStreams
 from ..sim.tickets import Ticket, TicketFactory
 from .base import register
@@ -217,12 +217,13 @@ class TextClassifierOverflowPolicy(TextClassifierPolicy):
 
     def triage(self, decision: Decision) -> int:
         action = super().triage(decision)
-        if not self.has_desk or action % 2:  # no desk, or routed there already (route bit: 1 = escalation)
+        category, priority, route = decode_triage(action)
+        if not self.has_desk or route == "escalation":  # no desk, or routed there already
             return action
         if self.queues is None:
             raise RuntimeError("text_classifier_overflow reads the queues: bind(center) before its first decision")
         if len(self.queues["resolver"]) > self.queue and len(self.queues["escalation"]) < self.desk:
-            overflow = action | 1
+            overflow = encode_triage(category, priority, "escalation")
             if overflow in decision.legal:
                 return overflow
         return action
