@@ -312,7 +312,8 @@ GPU_READING = {
         "it where the warm start left it. A KL penalty to the warm start did not hold it either: the CPU run at 1.2 "
         "with `--beta 0.04` (the ticket_classify section) reached the same 60 episodes. Four runs, one answer: "
         "what to try next is how the priority gets taught -- only rollouts whose category is right carry it -- "
-        "e.g. a warm start that leaves the priority less certain, or LoRA on a frozen trunk, not more steps."
+        "e.g. a warm start that leaves the priority less certain, or LoRA, not more steps (a frozen trunk, the "
+        "ticket_classify section's third CPU run, did not keep it either)."
     ),
     "tasks_order_status_t1.2": (
         "On order_status, GRPO at temperature 1.2 made the model worse, as the CPU run at 1.0 did. Every "

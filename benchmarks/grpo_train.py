@@ -187,12 +187,18 @@ def budget_callback(started: float, minutes: float, clock=None):
     return Budget()
 
 
-def freeze_below(model, layers: int) -> int:
-    """Leave only the last ``layers`` decoder blocks and the final norm trainable (the tied embeddings,
-    hence the output head, and the blocks below stay as the warm start left them); the count trained."""
+def trainable_blocks(model, layers: int):
+    """The model's decoder blocks, once ``--train-layers`` is known to fit them (checked before the warm start)."""
     blocks = model.model.layers
     if layers > len(blocks):
         raise SystemExit(f"--train-layers {layers}: the model has {len(blocks)} blocks")
+    return blocks
+
+
+def freeze_below(model, layers: int) -> int:
+    """Leave only the last ``layers`` decoder blocks and the final norm trainable (the tied embeddings,
+    hence the output head, and the blocks below stay as the warm start left them); the count trained."""
+    blocks = trainable_blocks(model, layers)
     for parameter in model.parameters():
         parameter.requires_grad_(False)
     for module in [*blocks[len(blocks) - layers:], model.model.norm]:
@@ -222,6 +228,8 @@ def train(args: argparse.Namespace, task: str) -> dict:
     started = time.time()
     model, tokenizer = model_and_tokenizer(args, task)
     parameters = sum(p.numel() for p in model.parameters())
+    if args.train_layers:
+        trainable_blocks(model, args.train_layers)  # refused now, not after the warm start and the evaluation
     measured: dict = {}
     budget_from = cpu_seconds()
     if args.model and args.warm_start:
