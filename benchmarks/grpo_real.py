@@ -117,19 +117,25 @@ WORK_ROWS = (
 FLAGS = (
     "warm_start", "demo_seeds", "warm_lr", "eval_seeds", "eval_tokens", "steps", "generations", "lr", "max_calls",
     "max_completion", "threads", "budget_minutes", "wall_minutes", "micro_batch", "temperature", "beta", "train_layers",
+    "first_arguments",
 )
 
 
 def command(task: str, settings: dict) -> str:
     """The command line that made a task's run, from its recorded settings."""
     flags = [f"--tasks {task}"]
-    flags += [f"--{name.replace('_', '-')} {settings[name]}" for name in FLAGS if settings.get(name) is not None]
+    flags += [f"--{name.replace('_', '-')} {_value(settings[name])}" for name in FLAGS if settings.get(name) is not None]
     lines = [f"python benchmarks/grpo_train.py --model {settings['model']} --write-real"]
     for flag in flags:  # continuation lines within the page's 90 characters
         if len(lines[-1]) + len(flag) + 3 > 86:
             lines.append("   ")
         lines[-1] += f" {flag}"
     return " \\\n".join(lines)
+
+
+def _value(setting: object) -> str:
+    """A setting as the command line writes it (a list: its items, space-separated)."""
+    return " ".join(map(str, setting)) if isinstance(setting, list) else str(setting)
 
 
 # What each kept run shows, from its own figures (the tables above each) and TRL's step logs.

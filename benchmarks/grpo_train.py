@@ -55,6 +55,10 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--warm-start", type=int, default=0,
                         help="with --model: supervised steps on the careful agent's demonstrations (training seeds) first")
     parser.add_argument("--warm-lr", type=float, default=5e-5, help="the warm start's learning rate")
+    parser.add_argument("--first-arguments", nargs="+", default=None, metavar="NAME",
+                        help="with --warm-start: the demonstrations' calls write these arguments first, in this order "
+                             "(e.g. priority: what a group agrees on, written before what it disagrees on, takes no "
+                             "credit from the other)")
     parser.add_argument("--demo-seeds", type=int, default=8, help="training seeds (100..) of the warm start's demonstrations")
     parser.add_argument("--eval-seeds", type=int, default=0,
                         help="with --model: held-out seeds (10000..) scored greedily before and after GRPO")
@@ -233,7 +237,8 @@ def train(args: argparse.Namespace, task: str) -> dict:
     measured: dict = {}
     budget_from = cpu_seconds()
     if args.model and args.warm_start:
-        examples = demos.demonstrations(task, range(100, 100 + args.demo_seeds), max_calls=args.max_calls)
+        examples = demos.demonstrations(task, range(100, 100 + args.demo_seeds), max_calls=args.max_calls,
+                                        first=args.first_arguments or ())
         losses = tiny.warm_start(model, tokenizer, examples, steps=args.warm_start, lr=args.warm_lr, batch_size=2)
         measured["warm_start"] = {"examples": len(examples), "closings": sum(isinstance(c, str) for *_, c in examples),
                                   "steps": args.warm_start, "cpu_s": round(cpu_seconds() - budget_from, 1),

@@ -215,6 +215,29 @@ def test_demonstrations_replay_the_careful_agents_episodes_in_the_grpo_conversat
     assert [call for _, _, call in demonstrations("tasks/refund", [101], closing=None)] == expected[:first_closing]
 
 
+def test_first_arguments_lead_the_demonstrated_calls_as_the_template_writes_them() -> None:
+    need("transformers")
+    from csr_marl.grpo import tiny
+    from csr_marl.grpo.demos import demonstrations
+    from csr_marl.llm.chat_format import attach_parser
+
+    plain = demonstrations("tasks/ticket_classify", [100, 101], closing=None)
+    ordered = demonstrations("tasks/ticket_classify", [100, 101], closing=None, first=("priority", "missing"))
+    assert [list(call["arguments"]) for *_, call in plain] == [["category", "priority", "route"]] * 2
+    assert [list(call["arguments"]) for *_, call in ordered] == [["priority", "category", "route"]] * 2
+    assert [call["arguments"] for *_, call in ordered] == [call["arguments"] for *_, call in plain]  # same labels
+    # what the model is trained to write: the template keeps the order (it does not sort the keys)
+    tokenizer = attach_parser(tiny.build_tokenizer(tiny.corpus([TASK], range(2)), vocab_size=800))
+    messages, tools, call = ordered[0]
+    text = tokenizer.apply_chat_template(
+        messages + [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]}],
+        tools=tools, tokenize=False)
+    written = text[text.rindex("<tool_call>"):]
+    assert written.index('"priority"') < written.index('"category"') < written.index('"route"')
+    assert tokenizer.parse_response(tokenizer(written, add_special_tokens=False)["input_ids"])["tool_calls"][0][
+        "function"]["arguments"] == call["arguments"]
+
+
 def test_the_tiny_models_first_calls_keep_a_triages_labels_and_leave_out_messages() -> None:
     need("transformers")
     from csr_marl.grpo.tiny import first_calls

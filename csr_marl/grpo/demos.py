@@ -12,7 +12,7 @@ tokenizer's chat format) and returns the episode scores.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import SYSTEM_PROMPT
@@ -41,10 +41,16 @@ def tool_names(env: Any) -> list[str]:
 
 
 def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_calls: int = 12,
-                   closing: str | None = CLOSING) -> list[Example]:
+                   closing: str | None = CLOSING, first: Sequence[str] = ()) -> list[Example]:
     """``(messages, tools, call)`` examples: every call ``agent`` makes on ``task`` for ``seeds``, each
     with the conversation before it; then, where the calls ended the episode, ``(messages, tools,
-    closing)``: the plain reply that ends the turn after the last tool result (None: no such example)."""
+    closing)``: the plain reply that ends the turn after the last tool result (None: no such example).
+
+    ``first`` names arguments a call writes before the others, in that order (the model writes its
+    calls' arguments in the order it was shown). A token's context is everything written before it, so
+    the argument written first is the one whose tokens a GRPO group's rollouts share when they agree on
+    it: with a per-token loss their opposite advantages then cancel on it exactly, where an argument
+    written after one the rollouts disagree on is pushed up or down with that other argument's credit."""
     from ..text.scripted import play
     from ..text.tasks import task_session
 
@@ -58,7 +64,7 @@ def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_
         messages = [{"role": "system", "content": SYSTEM_PROMPT},
                     {"role": "user", "content": env.reset(task=task, seed=int(seed))}]
         for name, arguments in calls:
-            call = {"name": name, "arguments": dict(arguments)}
+            call = {"name": name, "arguments": _ordered(arguments, first)}
             examples.append(([dict(m) for m in messages], tools, call))
             result = getattr(env, name)(**arguments)
             messages += [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]},
@@ -66,6 +72,12 @@ def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_
         if closing is not None and calls and env.episode_over:
             examples.append(([dict(m) for m in messages], tools, closing))
     return examples
+
+
+def _ordered(arguments: dict[str, Any], first: Sequence[str]) -> dict[str, Any]:
+    """``arguments`` with the names in ``first`` (those present) leading, in that order."""
+    leading = {name: arguments[name] for name in first if name in arguments}
+    return {**leading, **{name: value for name, value in arguments.items() if name not in leading}}
 
 
 def evaluate(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max_calls: int = 4,
