@@ -346,6 +346,8 @@ def main() -> None:
         raise SystemExit("--train-layers needs --model (the tiny model is trained whole)")
     if args.beta and not args.model:
         raise SystemExit("--beta needs --model (the tiny model has no folder for TRL to build its reference from)")
+    if args.first_arguments and not (args.model and args.warm_start):
+        raise SystemExit("--first-arguments needs --model and --warm-start (it orders the demonstrations' calls)")
     if not args.temperature > 0:
         raise SystemExit(f"--temperature must be positive, got {args.temperature}")
     if args.write_real and not (args.model and args.eval_seeds and args.warm_start):

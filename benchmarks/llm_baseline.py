@@ -25,6 +25,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from csr_marl.whatif.store import atomic_write
+
 RESULTS = Path(__file__).resolve().parent / "results"
 HELD_OUT = 10_000
 SUCCESS_SCORE = 0.5  # an episode is a success (for pass^k) when its score reaches this
@@ -342,9 +344,14 @@ def main() -> None:
 
     tasks = args.tasks or list(GRPO_TASKS)
     machine: dict[str, Any] = {}
+    settings = vars(args)
     if args.from_log and args.from_log.suffix == ".json":
         saved = json.loads(args.from_log.read_text())
         runs, wall, machine = saved["runs"], saved["wall_s"], saved.get("machine", {})
+        # the run's own settings, not this rebuild's command line (which plays nothing)
+        settings = {**saved.get("settings", {}), "write": args.write, "from_log": saved.get("settings", {}).get("from_log")}
+        args = argparse.Namespace(**{**vars(args), **{k: v for k, v in settings.items() if k not in ("from_log", "write")}})
+        tasks = args.tasks or list(GRPO_TASKS)
     elif args.from_log:
         runs, wall = runs_from_log(args.from_log, args)
         tasks = [t for t in tasks if all(t in {e["task"] for e in run["episodes"]} for run in runs)]
@@ -361,10 +368,11 @@ def main() -> None:
     text = page(table, runs, args, tasks, wall, machine)
     print(text)
     if args.write:
-        (RESULTS / "llm_baseline.md").write_text(text)
-        (RESULTS / "llm_baseline.json").write_text(json.dumps(
-            {"settings": vars(args), "wall_s": wall, "machine": machine, "table": table, "runs": runs}, indent=1,
-            default=str) + "\n")
+        # both pages checked and built before either is written, each written whole (no half-written file)
+        payload = json.dumps({"settings": settings, "wall_s": wall, "machine": machine, "table": table, "runs": runs},
+                             indent=1, default=str) + "\n"
+        atomic_write(RESULTS / "llm_baseline.md", text)
+        atomic_write(RESULTS / "llm_baseline.json", payload)
         print(f"wrote {RESULTS / 'llm_baseline.md'} and {RESULTS / 'llm_baseline.json'}")
 
 

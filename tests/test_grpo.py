@@ -317,6 +317,8 @@ def test_the_held_out_episodes_say_what_each_score_is_made_of() -> None:
     (["--model", "smollm2-135m", "--beta", "-1"], "--beta must be 0 or more, got -1.0"),
     (["--train-layers", "2"], "--train-layers needs --model (the tiny model is trained whole)"),
     (["--model", "smollm2-135m", "--train-layers", "-1"], "--train-layers must be 0 or more, got -1"),
+    (["--model", "smollm2-135m", "--first-arguments", "priority"],
+     "--first-arguments needs --model and --warm-start (it orders the demonstrations' calls)"),
 ])
 def test_grpo_train_refuses_a_kl_weight_it_cannot_use_before_anything_runs(flags: list[str], says: str) -> None:
     # The tiny model has no folder for TRL to build its reference from, and a negative weight rewards drift.
