@@ -141,30 +141,31 @@ def _value(setting: object) -> str:
 # What each kept run shows, from its own figures (the tables above each) and TRL's step logs.
 READING = {
     "tasks/ticket_classify": (
-        "Twice now GRPO has taught this model the category and cost it the priority. This run (groups of 8, "
-        "the warm start taught to close with a short reply, 44 steps): held-out category accuracy rose from "
-        "0.583 to 0.783 (the careful agent's reading of the ticket, not a constant label: `constant_labels` "
-        "scores 0.150) while priority credit fell from 0.800 to 0.658, so the episode score, the product of the "
-        "checks, moved from 0.467 to 0.508 with overlapping intervals. The previous round's run (groups of 4, "
-        "54 steps, rollouts run on to the 96-token cap) went the same way: category 0.575 to 0.850, priority "
-        "0.775 to 0.662, score 0.500 to 0.575 on 40 seeds. The closing reply did its job: rollouts average 46 "
-        "tokens against the cap of 64 (7% cut there), not the cap. 17 of 44 steps had rollouts that differed; "
-        "in the rest the 8 rollouts agreed and GRPO had nothing to compare. Both models sit below the customer's "
-        "own labels (`declared_labels`, 0.625). A second CPU run with more exploration and an anchor -- sampling "
-        "temperature 1.2 and a KL penalty to the warm start (`--temperature 1.2 --beta 0.04`, the same warm start, "
-        "budget 85 CPU-minutes: 41 steps, 20 of them with rollouts that differed, token entropy 0.18 falling to "
-        "0.02, mean KL 0.050; its record is `results/grpo_real/probes/tasks_ticket_classify_t1.2_beta0.04.json`) "
-        "-- ended on the very same 60 held-out episodes, 0.508. (Not an artefact of the evaluation: the same "
-        "warm start put through one GRPO step at learning rate 0 plays all 60 episodes as before.) A third CPU "
-        "run let GRPO move only the last 8 of the 30 blocks (`--train-layers 8`, 28.3M parameters, the "
-        "embeddings frozen) at temperature 1.2 and was scored on 200 held-out seeds, chosen before it ran so "
-        "that the intervals are narrower (`--eval-seeds 200 --threads 2 --budget-minutes 85`; 48 steps, 37 "
-        "with rollouts that differed; its record is "
-        "`results/grpo_real/probes/tasks_ticket_classify_t1.2_frozen8.json`). Its training reward rose from "
-        "0.193 over the first 12 steps to 0.406 over the last 12, yet held-out, greedy, the model got worse: "
-        "0.333 [0.275, 0.390] against the warm start's 0.440 [0.380, 0.500], category 0.565 to 0.550, priority "
-        "credit 0.770 to 0.643 (36 priorities two or more levels off, against 2). What GRPO improved was the "
-        "sampled behaviour at 1.2, not the greedy answer; the frozen trunk did not keep the priority."
+        "The target is met by its letter, and the gain is not the one this run was built for. Its demonstrations "
+        "write the call's priority before its category (`--first-arguments priority`; until now the category came "
+        "first). The idea: GRPO weighs each token by its rollout's advantage, so a priority written after a category "
+        "the group disagrees on is pushed up or down with the category's credit, and the priority had fallen in "
+        "every earlier run; written first, a group that agrees on it cancels out on it. Read check by check, the "
+        "held-out episodes say otherwise. This warm start wrote a call in all 200 episodes, but 81 of those calls "
+        "were refused (the record keeps no reason), so those tickets went unclassified and scored 0. After 47 GRPO "
+        "steps (15 with rollouts that scored differently) every call was accepted. That repair is most of the gain. "
+        "On the calls that were accepted, category accuracy moved from 0.765 to 0.805, and priority credit fell "
+        "from 0.714 to 0.642, with 36 priorities two or more levels off against 9 of 119 before. So writing the "
+        "priority first did not keep it. The honest yardstick is the category-first warm start, scored on the same "
+        "200 seeds in the frozen-trunk probe below: 0.440 [0.380, 0.500]. Against it this model's 0.497 is ahead by "
+        "0.058 paired, 95% CI [-0.024, 0.139], which is not a gain. Both sit below the customer's own labels "
+        "(`declared_labels`, above). The gain is work, not an exploit: it comes from accepted, correctly labelled "
+        "calls, and the adversarial suite's label-free policies (`spam`, `constant_labels`, `escalate_first`) "
+        "score below it. Earlier CPU runs, all category-first and none meeting the target, have records in "
+        "`results/grpo_real/probes/`. (1) Full fine-tuning at temperature 1.0 (`tasks_ticket_classify_t1.0.json`, "
+        "60 held-out seeds, 44 steps): category 0.583 to 0.783, priority credit 0.800 to 0.658, score 0.467 "
+        "[0.353, 0.580] to 0.508 [0.396, 0.621]. (2) Temperature 1.2 with a KL penalty to the warm start "
+        "(`--beta 0.04`, `tasks_ticket_classify_t1.2_beta0.04.json`) reached the very same 60 held-out episodes; "
+        "a GRPO step at learning rate 0 plays all 60 as before, so that is not an artefact of the evaluation. "
+        "(3) A frozen trunk (`--train-layers 8`, 28.3M parameters, temperature 1.2, 200 held-out seeds, "
+        "`tasks_ticket_classify_t1.2_frozen8.json`) got worse: 0.333 [0.275, 0.390] against 0.440 [0.380, 0.500], "
+        "priority credit 0.770 to 0.643. In every run GRPO gave up priority, whatever the argument order, the "
+        "temperature, the anchor or the layers trained."
     ),
     "tasks/order_status": (
         "GRPO made this model worse, and the score caught it. After the first step the training rollouts "
@@ -241,6 +242,24 @@ def task_section(run: dict) -> tuple[list[str], str]:
     return lines + [""], target
 
 
+def _load(path: Path) -> dict:
+    """A kept run, with where it is kept (``kept_as``, relative to the results folder)."""
+    return {**json.loads(path.read_text()), "kept_as": path.relative_to(RESULTS).as_posix()}
+
+
+WARM_START_KEYS = ("examples", "closings", "steps", "loss_first", "loss_last")
+
+
+def beside(gpu_run: dict, cpu_runs: list[dict]) -> dict | None:
+    """The CPU run a GPU run was made beside: the same task from the same warm start (the page's run or a
+    probe), else the page's run of the task (the first of ``cpu_runs``)."""
+    same_task = [run for run in cpu_runs if run["task"] == gpu_run["task"]]
+    for run in same_task:
+        if all(run["warm_start"].get(k) == gpu_run["warm_start"].get(k) for k in WARM_START_KEYS):
+            return run
+    return same_task[0] if same_task else None
+
+
 def gpu_section(run: dict, cpu_run: dict | None) -> list[str]:
     """A larger configuration on a lent GPU (a bonus: the targets are the CPU runs'), beside the CPU run
     of the same task: the same warm start and held-out seeds, bigger groups and more steps."""
@@ -253,8 +272,8 @@ def gpu_section(run: dict, cpu_run: dict | None) -> list[str]:
     cuts = [round(len(curve) * q / 4) for q in range(5)]
     parts = [(lo, hi) for lo, hi in zip(cuts, cuts[1:]) if hi > lo]
     temperature = s.get("temperature", 1.0)
-    fixed = ("examples", "closings", "steps", "loss_first", "loss_last")
-    same_start = cpu_run is not None and all(cpu_run["warm_start"].get(k) == run["warm_start"].get(k) for k in fixed)
+    same_start = cpu_run is not None and all(cpu_run["warm_start"].get(k) == run["warm_start"].get(k)
+                                             for k in WARM_START_KEYS)
     cpu_seeds = len(cpu_run["after"]["episodes"]) if cpu_run else 0
     seeds = (f"the same {len(after)} held-out seeds" if cpu_seeds == len(after)
              else f"the first {len(after)} of its {cpu_seeds} held-out seeds" if cpu_seeds > len(after)
@@ -264,7 +283,7 @@ def gpu_section(run: dict, cpu_run: dict | None) -> list[str]:
         + ("" if temperature == 1.0 else f", sampling temperature {temperature:g}"),
         "",
         f"{run['device']['gpu']} ({run['machine']['cores']} CPU cores), bf16 autocast over float32 weights. "
-        + ("The same warm start as the CPU run" if same_start else "A warm start of its own")
+        + (f"The same warm start as the CPU run `{cpu_run['kept_as']}`" if same_start else "A warm start of its own")
         + f" ({run['warm_start']['steps']} steps on {_demos(run['warm_start'])}, loss {run['warm_start']['loss_first']} -> "
         f"{run['warm_start']['loss_last']}) and {seeds}; GRPO in groups of "
         f"{s['generations']} at sampling temperature {temperature:g} for {s['wall_minutes']} wall-clock minutes "
@@ -284,7 +303,7 @@ def gpu_section(run: dict, cpu_run: dict | None) -> list[str]:
                      f"{sum(v > 0 for v in spread[lo:hi])} of {hi - lo} | {ent} |")
     if cpu_run is not None and cpu_seeds == len(after):
         same = sum(x == y for x, y in zip(run["after"]["episodes"], cpu_run["after"]["episodes"]))
-        lines += ["", f"Held-out episodes identical, call for call and check for check, to the CPU run's GRPO-trained "
+        lines += ["", f"Held-out episodes identical, call for call and check for check, to that CPU run's GRPO-trained "
                       f"model's: {same} of {len(after)}."]
     lines += ["", GPU_READING.get(gpu_name(task, s), ""), ""]
     return lines
@@ -319,7 +338,7 @@ GPU_READING = {
         "with `--beta 0.04` (the ticket_classify section) reached the same 60 episodes. Four runs, one answer: "
         "what to try next is how the priority gets taught -- only rollouts whose category is right carry it -- "
         "e.g. a warm start that leaves the priority less certain, or LoRA, not more steps (a frozen trunk, the "
-        "ticket_classify section's third CPU run, did not keep it either)."
+        "ticket_classify section's CPU run (3), did not keep it either)."
     ),
     "tasks_order_status_t1.2": (
         "On order_status, GRPO at temperature 1.2 made the model worse, as the CPU run at 1.0 did. Every "
@@ -336,7 +355,7 @@ GPU_READING = {
 
 
 def render() -> Path:
-    runs = [json.loads(p.read_text()) for p in sorted(RUNS.glob("*.json"))]
+    runs = [_load(p) for p in sorted(RUNS.glob("*.json"))]
     sections, targets = [], []
     for run in runs:
         body, target = task_section(run)
@@ -347,10 +366,10 @@ def render() -> Path:
     done = {run["task"] for run in runs}
     targets += [f"- Target: GRPO-trained vs warm-started model on {task}, held-out: not run (the CPU time went to the "
                 "tasks above) **missed**" for task in GRPO_TASKS if task not in done]
-    by_task = {run["task"]: run for run in runs}
+    kept = runs + [_load(p) for p in sorted((RUNS / "probes").glob("*.json"))]
     for path in sorted((RUNS / "gpu").glob("*.json")):
         gpu_run = json.loads(path.read_text())
-        sections += gpu_section(gpu_run, by_task.get(gpu_run["task"]))
+        sections += gpu_section(gpu_run, beside(gpu_run, kept))
     machine = runs[0]["machine"] if runs else {}
     text = "\n".join([
         "# GRPO on a real model: SmolLM2-135M-Instruct on a CPU",
@@ -372,24 +391,22 @@ def render() -> Path:
         "",
         *targets,
         "",
-        "**What was reached.** A real model trained here for the first time, end to end on a CPU: warm start, "
-        "GRPO through `environment_factory`, held-out scores with what each is made of. **What was not.** GRPO "
-        "beat its warm start on no task: on `tasks/ticket_classify`, in two runs, it learned the category "
-        "(0.583 to 0.783 held-out in the run shown) but gave up priority, and the score's intervals overlap; on "
-        "`tasks/order_status` the rollouts collapsed and the model learned to refund customers who are owed "
-        "nothing, which the score sets to 0. Full fine-tuning, no LoRA, one torch thread per run. The other "
-        "six tasks were not run: their prompts are about 1,060 tokens (ten tools' schemas) against "
-        "ticket_classify's 466, and a GRPO step of 8 rollouts costs about 1.5 CPU-minutes on ticket_classify, "
-        "so the budget buys a few dozen steps there and far fewer elsewhere. A larger run on a GPU (groups of 16, "
-        "157 steps; last section) reached the same held-out decisions as the CPU run: the rollouts stop "
-        "differing, not the compute. Done since "
-        "the first runs: the warm start teaches the closing reply, so rollouts end after the call (46 tokens "
-        "on average, against the cap that most of the first run's rollouts reached), and groups of 8. Tried "
-        "since, on ticket_classify, none of which beat the warm start: sampling at 1.2 (more groups with a "
-        "signal), a KL penalty to the warm start, and a frozen trunk (only the last 8 blocks trained, scored on "
-        "200 held-out seeds: worse, 0.333 against 0.440). Next: two customers a step (a gradient less tied to "
-        "one ticket), a lower learning rate with warm-up (Adam's first steps move every weight by about the "
-        "learning rate, whatever its gradient), LoRA, and a longer warm start on order_status.",
+        "**What was reached.** A real model trained here end to end on a CPU: a warm start, GRPO through "
+        "`environment_factory`, and held-out scores with what each is made of. On `tasks/ticket_classify` the "
+        "GRPO-trained model beats its own warm start with intervals apart, on 200 held-out seeds, in 86 CPU-minutes. "
+        "**What was not.** That is one task of the two the target asks for. Most of that gain repairs a defect "
+        "of this run's warm start: 81 of its 200 calls were refused. Against the earlier category-first warm "
+        "start, on the same seeds, the trained model is not ahead (the task's section). GRPO gave up priority in "
+        "every run on this task. On `tasks/order_status` the rollouts collapsed, and the model learned to refund "
+        "customers who are owed nothing, which the score sets to 0. Full fine-tuning, no LoRA. The other six "
+        "tasks were not run. Their prompts are about 1,060-1,200 tokens (ten tools' schemas) against "
+        "ticket_classify's 466. A GRPO step of 8 rollouts costs about 1.5 CPU-minutes on ticket_classify, so the "
+        "budget buys a few dozen steps there and far fewer elsewhere. A larger run on a GPU (groups of 16, 157 "
+        "steps; last sections) reached the same held-out decisions as its CPU run: the rollouts stop differing, "
+        "not the compute. Tried on ticket_classify: sampling at 1.2, a KL penalty to the warm start, a frozen "
+        "trunk, the priority written first. Next: two customers a step, a lower learning rate with warm-up "
+        "(Adam's first steps move every weight by about the learning rate, whatever its gradient), LoRA, and "
+        "compact tool schemas so that a resolver task fits the budget.",
         "",
         *sections,
     ])

@@ -351,3 +351,17 @@ def test_train_layers_leaves_the_embeddings_and_the_lower_blocks_as_they_were() 
     assert moved == {"3", "norm"}, moved
     with pytest.raises(SystemExit, match="the model has 4 blocks"):
         freeze_below(model, 5)
+
+
+def test_a_gpu_run_is_shown_beside_the_cpu_run_it_shares_a_warm_start_with() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from grpo_real import beside
+
+    def run(task: str, loss: float) -> dict:
+        return {"task": task, "warm_start": {"examples": 80, "closings": 40, "steps": 45, "loss_first": 1.0,
+                                             "loss_last": loss}}
+
+    page, probe, other = run("tasks/ticket_classify", 0.04), run("tasks/ticket_classify", 0.03), run("tasks/refund", 0.03)
+    assert beside(run("tasks/ticket_classify", 0.03), [page, other, probe]) is probe
+    assert beside(run("tasks/ticket_classify", 0.5), [page, other, probe]) is page  # no shared warm start
+    assert beside(run("tasks/order_status", 0.03), [page, other, probe]) is None
