@@ -349,7 +349,7 @@ def main() -> None:
         saved = json.loads(args.from_log.read_text())
         runs, wall, machine = saved["runs"], saved["wall_s"], saved.get("machine", {})
         # the run's own settings, not this rebuild's command line (which plays nothing)
-        settings = {**saved.get("settings", {}), "write": args.write, "from_log": saved.get("settings", {}).get("from_log")}
+        settings = {**saved.get("settings", {}), "write": args.write}
         args = argparse.Namespace(**{**vars(args), **{k: v for k, v in settings.items() if k not in ("from_log", "write")}})
         tasks = args.tasks or list(GRPO_TASKS)
     elif args.from_log:
@@ -368,7 +368,7 @@ def main() -> None:
     text = page(table, runs, args, tasks, wall, machine)
     print(text)
     if args.write:
-        # both pages checked and built before either is written, each written whole (no half-written file)
+        # each file written whole (no half-written page)
         payload = json.dumps({"settings": settings, "wall_s": wall, "machine": machine, "table": table, "runs": runs},
                              indent=1, default=str) + "\n"
         atomic_write(RESULTS / "llm_baseline.md", text)
