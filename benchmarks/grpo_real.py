@@ -117,7 +117,7 @@ WORK_ROWS = (
 FLAGS = (
     "warm_start", "demo_seeds", "warm_lr", "eval_seeds", "eval_tokens", "steps", "generations", "lr", "max_calls",
     "max_completion", "threads", "budget_minutes", "wall_minutes", "micro_batch", "temperature", "beta", "train_layers",
-    "first_arguments",
+    "first_arguments", "follow_ups",
 )
 
 
@@ -170,10 +170,13 @@ READING = {
         "temperature, the anchor or the layers trained."
     ),
     "tasks/order_status": (
-        "GRPO made this model worse, and the score caught it. After the first step the training rollouts "
-        "collapsed to one lookup and no reply (27 tokens on average, the same reward in all four rollouts: 15 of "
-        "16 steps gave zero advantage), yet the weights kept moving (Adam's momentum carries the first step's "
-        "update on for several steps). Held-out, the trained model now looks the order up every time and closes "
+        "GRPO made this model worse, and the score caught it. The training rollouts were one lookup and no reply "
+        "(27 tokens on average, the same reward in all four rollouts: 15 of 16 steps gave zero advantage), and "
+        "the cap made them so: TRL counts tool results inside `--max-completion`, and each result repeated the "
+        "whole decision (204-290 tokens after the first lookup on training seeds 0-15), so with a cap of 256 TRL "
+        "dropped the result and ended nearly every rollout after its first call, before any reply "
+        "(`--follow-ups brief`, the guide, shows only what changed). The weights kept moving all the same "
+        "(Adam's momentum carries the first step's update on for several steps). Held-out, the trained model now looks the order up every time and closes "
         "every ticket more often (0.480 resolved against 0.292, replies graded 0.248 against 0.202) but refunds "
         "an order-status customer in 23 of 25 episodes: a refund the case does not owe fails the ticket "
         "(scoring's collateral rule), so the episode score fell from 0.315 to 0.008. The adversarial suite's "

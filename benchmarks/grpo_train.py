@@ -59,6 +59,10 @@ def parse() -> argparse.Namespace:
                         help="with --warm-start: the demonstrations' calls write these arguments first, in this order "
                              "(e.g. priority: what a group agrees on, written before what it disagrees on, takes no "
                              "credit from the other)")
+    parser.add_argument("--follow-ups", choices=("full", "brief"), default=None,
+                        help="what a tool's result shows of the next decision: the whole decision (full, the default) "
+                             "or, on the same ticket, only what changed (brief: TRL counts tool results in "
+                             "--max-completion, and a whole resolver decision is some 250 tokens)")
     parser.add_argument("--demo-seeds", type=int, default=8, help="training seeds (100..) of the warm start's demonstrations")
     parser.add_argument("--eval-seeds", type=int, default=0,
                         help="with --model: held-out seeds (10000..) scored greedily before and after GRPO")
@@ -217,7 +221,8 @@ def held_out(model, tokenizer, task: str, args: argparse.Namespace) -> dict:
 
     began, wall = cpu_seconds(), time.time()
     episodes = demos.episodes(model, tokenizer, task, range(10_000, 10_000 + args.eval_seeds),
-                              max_calls=args.max_calls, max_new_tokens=args.eval_tokens)
+                              max_calls=args.max_calls, max_new_tokens=args.eval_tokens,
+                              follow_ups=args.follow_ups or "full")
     return {"episodes": episodes, "cpu_s": round(cpu_seconds() - began, 1), "wall_s": round(time.time() - wall, 1)}
 
 
@@ -238,11 +243,19 @@ def train(args: argparse.Namespace, task: str) -> dict:
     budget_from = cpu_seconds()
     if args.model and args.warm_start:
         examples = demos.demonstrations(task, range(100, 100 + args.demo_seeds), max_calls=args.max_calls,
-                                        first=args.first_arguments or ())
+                                        first=args.first_arguments or (), follow_ups=args.follow_ups or "full")
         losses = tiny.warm_start(model, tokenizer, examples, steps=args.warm_start, lr=args.warm_lr, batch_size=2)
         measured["warm_start"] = {"examples": len(examples), "closings": sum(isinstance(c, str) for *_, c in examples),
                                   "steps": args.warm_start, "cpu_s": round(cpu_seconds() - budget_from, 1),
                                   "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4)}
+        needed = sorted(demos.completion_tokens(examples, tokenizer))
+        if needed:
+            measured["careful_completion"] = {"median": needed[len(needed) // 2], "max": needed[-1]}
+            cut = sum(n > args.max_completion for n in needed)
+            if cut:
+                print(f"warning: --max-completion {args.max_completion} cuts {cut} of the careful agent's {len(needed)} "
+                      f"demonstrated episodes (median {needed[len(needed) // 2]} tokens, tool results included): "
+                      "TRL ends a rollout where a tool result would pass the cap, before the reply", flush=True)
     evaluation_cpu = 0.0
     if args.model and args.eval_seeds:
         measured["before"] = held_out(model, tokenizer, task, args)
@@ -270,7 +283,8 @@ def train(args: argparse.Namespace, task: str) -> dict:
         model=model, processing_class=tokenizer, args=config,
         # training seeds 0..; a group (num_generations rollouts) plays one seed's customer
         train_dataset=task_dataset(task, range(args.steps * args.prompts)),
-        environment_factory=environment_factory(task, base_url=args.server, max_calls=args.max_calls),
+        environment_factory=environment_factory(task, base_url=args.server, max_calls=args.max_calls,
+                                                follow_ups=args.follow_ups or "full"),
         callbacks=callbacks,
     )
     if trainer.ref_model is not None:

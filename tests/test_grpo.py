@@ -63,6 +63,46 @@ def test_the_reward_is_the_episode_score_and_the_call_limit_ends_the_episode() -
     assert 0.0 < env.get_reward() < 0.3  # a lookup, repeated: little credit
 
 
+def test_brief_follow_ups_show_what_changed_on_the_ticket_and_a_new_decision_whole() -> None:
+    full, brief = (environment_factory(TASK, follow_ups=mode)() for mode in ("full", "brief"))
+    assert full.reset(seed=100) == brief.reset(seed=100)
+    whole, short = full.check_payment(), brief.check_payment()
+    assert whole.startswith("Done.") and short.startswith("Done.")
+    # what the lookup found and the question are there; the ticket's body, already in the conversation, is not
+    found = next(line for line in whole.splitlines() if line.startswith("Your tools found:"))
+    assert found in short and short.splitlines()[-1] == whole.splitlines()[-1]
+    assert "Subject:" in whole and "Subject:" not in short and len(short) < len(whole) * 0.6
+    assert "Ticket #0, as above" in short
+    # the same episode either way: same reward, same score
+    assert full.step_rewards == brief.step_rewards
+    assert full.get_reward() == brief.get_reward()
+    # a new decision (the next ticket's pick on a multi-ticket task) is shown whole
+    env = environment_factory("tasks/few_tickets", follow_ups="brief")()
+    env.reset(seed=100)
+    env.check_payment()
+    after_reply = env.respond_user(message="Hi, I have looked into it.")
+    assert "Tickets waiting in your queue" in after_reply and "as above" not in after_reply
+    with pytest.raises(ValueError, match="follow_ups must be one of full, brief"):
+        environment_factory(TASK, follow_ups="short")
+
+
+def test_the_careful_agents_episodes_fit_a_cap_with_brief_follow_ups_that_cuts_them_with_full_ones() -> None:
+    """The order_status run's rollouts all ended after one lookup: TRL drops a tool result that would pass
+    max_completion_length (256 there), and a whole resolver decision is about 250 tokens."""
+    need("transformers")
+    from csr_marl.grpo import tiny
+    from csr_marl.grpo.demos import completion_tokens, demonstrations
+    from csr_marl.llm.chat_format import attach_parser
+
+    tokenizer = attach_parser(tiny.build_tokenizer(tiny.corpus([TASK], range(4)), vocab_size=800))
+    seeds = range(100, 106)
+    full = completion_tokens(demonstrations(TASK, seeds), tokenizer)
+    brief = completion_tokens(demonstrations(TASK, seeds, follow_ups="brief"), tokenizer)
+    assert len(full) == len(brief) == len(seeds)  # one per episode that ended in a closing reply
+    assert all(b < f for b, f in zip(brief, full))
+    assert sum(brief) < 0.75 * sum(full)
+
+
 @pytest.mark.parametrize("task", GRPO_TASKS)
 def test_every_grpo_task_resets_to_a_turn(task: str) -> None:
     assert "one tool call" in environment_factory(task)().reset(seed=3) or "tool" in environment_factory(task)().reset(seed=3)

@@ -41,7 +41,8 @@ def tool_names(env: Any) -> list[str]:
 
 
 def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_calls: int = 12,
-                   closing: str | None = CLOSING, first: Sequence[str] = ()) -> list[Example]:
+                   closing: str | None = CLOSING, first: Sequence[str] = (),
+                   follow_ups: str = "full") -> list[Example]:
     """``(messages, tools, call)`` examples: every call ``agent`` makes on ``task`` for ``seeds``, each
     with the conversation before it; then, where the calls ended the episode, ``(messages, tools,
     closing)``: the plain reply that ends the turn after the last tool result (None: no such example).
@@ -54,7 +55,7 @@ def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_
     from ..text.scripted import play
     from ..text.tasks import task_session
 
-    env = environment_factory(task, max_calls=max_calls)()
+    env = environment_factory(task, max_calls=max_calls, follow_ups=follow_ups)()
     tools = tool_schemas(env)
     session = task_session(task)
     examples: list[Example] = []
@@ -74,6 +75,30 @@ def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_
     return examples
 
 
+def completion_tokens(examples: Sequence[Example], tokenizer: Any) -> list[int]:
+    """Per demonstrated episode that ended in a closing reply: the tokens after its prompt up to and
+    including its last call (calls and tool results), as TRL counts a rollout against
+    ``max_completion_length``. TRL drops a tool result that would pass the cap and ends the rollout
+    there, silently; a cap below these ends the careful agent's own episodes before their last call."""
+    out = []
+    last_call = None
+    for example in examples:
+        messages, tools, call = example
+        if not isinstance(call, str):
+            last_call = example
+            continue
+        if last_call is None:
+            continue
+        before, tools, call = last_call
+        turn = {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": call}]}
+        prompt = tokenizer.apply_chat_template(before[:2], tools=tools, add_generation_prompt=True, tokenize=False)
+        whole = tokenizer.apply_chat_template(before + [turn], tools=tools, tokenize=False)
+        out.append(len(tokenizer(whole, add_special_tokens=False)["input_ids"])
+                   - len(tokenizer(prompt, add_special_tokens=False)["input_ids"]))
+        last_call = None
+    return out
+
+
 def _ordered(arguments: dict[str, Any], first: Sequence[str]) -> dict[str, Any]:
     """``arguments`` with the names in ``first`` (those present) leading, in that order."""
     leading = {name: arguments[name] for name in first if name in arguments}
@@ -81,14 +106,15 @@ def _ordered(arguments: dict[str, Any], first: Sequence[str]) -> dict[str, Any]:
 
 
 def evaluate(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max_calls: int = 4,
-             max_new_tokens: int = 64) -> list[float]:
+             max_new_tokens: int = 64, follow_ups: str = "full") -> list[float]:
     """Greedy episodes of ``model`` on ``task`` for ``seeds`` in the GRPO conversation format; their scores.
     The tokenizer's ``parse_response`` reads the calls (``csr_marl.llm.chat_format.attach_parser``)."""
-    return [e["score"] for e in episodes(model, tokenizer, task, seeds, max_calls=max_calls, max_new_tokens=max_new_tokens)]
+    return [e["score"] for e in episodes(model, tokenizer, task, seeds, max_calls=max_calls,
+                                         max_new_tokens=max_new_tokens, follow_ups=follow_ups)]
 
 
 def episodes(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max_calls: int = 4,
-             max_new_tokens: int = 64) -> list[dict[str, Any]]:
+             max_new_tokens: int = 64, follow_ups: str = "full") -> list[dict[str, Any]]:
     """:func:`evaluate`, with what each episode's score is made of, so a gain can be checked as work:
     ``score``; ``calls`` (the tools named, in order) and ``replies``/``parsed`` (replies made, and those
     that held a call); per ticket the triage ``checks`` (category, priority, route credit), the work
@@ -96,7 +122,7 @@ def episodes(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max
     reply of the caller's), and ``collateral`` (refunds the case did not owe)."""
     import torch
 
-    env = environment_factory(task, max_calls=max_calls)()
+    env = environment_factory(task, max_calls=max_calls, follow_ups=follow_ups)()
     tools = tool_schemas(env)
     names = tool_names(env)
     out = []

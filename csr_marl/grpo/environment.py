@@ -23,10 +23,19 @@ the decision again with the tools legal now -- and it costs ``rewards.illegal_ac
 rewards and lowers the episode score's efficiency. Nothing raises, so TRL never counts a failure.
 
 Each rollout may make at most ``max_calls`` calls; the next one ends the episode (truncated).
+
+**Follow-ups.** After a call the environment answers with the next decision. By default that is the
+whole decision again (``follow_ups="full"``): the ticket, its body and all that was found, some
+250 tokens on a resolver task. TRL counts tool results inside ``max_completion_length``, so with
+a cap of 256 a resolver's rollout ends after its first lookup and never reaches the reply.
+``follow_ups="brief"`` sends, while the same agent stays on the same ticket, only the lines that
+changed (the clock, what the tools found, the steps done, the customer's answers) and the question;
+a new ticket or a pick is shown whole.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +51,7 @@ class ContactCenterToolEnv:
 
     task = "tasks/one_ticket"
     max_calls = 12
+    follow_ups = "full"
 
     def __init__(self, backend: Backend | None = None) -> None:
         self._backend: Backend = backend if backend is not None else InProcess()
@@ -50,6 +60,7 @@ class ContactCenterToolEnv:
         self._over = True
         self._score = 0.0
         self._rewards: list[float] = []
+        self._shown = ""
 
     def reset(self, **row: Any) -> str:
         """Start an episode of the row's ``task`` (the class's by default) with the row's ``seed``
@@ -60,6 +71,7 @@ class ContactCenterToolEnv:
             seed = int(self._seeds.integers(2**31 - 1))
         reply = self._backend.start(str(task), int(seed))
         self._calls, self._over, self._score, self._rewards = 0, False, 0.0, []
+        self._shown = reply.text
         return reply.text
 
     def get_reward(self) -> float:
@@ -111,15 +123,45 @@ class ContactCenterToolEnv:
             how = "every ticket is closed" if reply.terminated else "it was cut off (truncated)"
             return f"Reward {reply.reward:+.2f}. The episode is over: {how}. Episode score {reply.score:.2f}."
         head = f"Refused: {reply.error}" if reply.error else f"Done. Reward {reply.reward:+.2f}."
-        return f"{head}\n\n{reply.text}"
+        text = follow_up(self._shown, reply.text) if self.follow_ups == "brief" else reply.text
+        self._shown = reply.text
+        return f"{head}\n\n{text}"
 
 
-def environment_class(task: str, max_calls: int = 12) -> type:
+_AGENT = re.compile(r"^You are (\S+?)\.", re.MULTILINE)
+_TICKET = re.compile(r"^Ticket #(\d+) from ", re.MULTILINE)
+FOLLOW_UPS = ("full", "brief")
+
+
+def _subject(text: str) -> tuple[str, str] | None:
+    """Whose decision on which ticket ``text`` shows (None: no single ticket, e.g. a pick)."""
+    agent, ticket = _AGENT.search(text), _TICKET.search(text)
+    return (agent.group(1), ticket.group(1)) if agent and ticket else None
+
+
+def follow_up(before: str, now: str) -> str:
+    """``now``, the next decision, as a follow-up to ``before``: when both are the same agent's decision
+    on the same ticket, only the lines of ``now`` not shown in ``before`` and its last line (the
+    question); otherwise ``now`` whole."""
+    subject = _subject(now)
+    if subject is None or subject != _subject(before):
+        return now
+    seen = set(before.splitlines())
+    lines = now.splitlines()
+    changed = [line for line in lines[:-1] if line.strip() and line not in seen]
+    return "\n".join([f"Ticket #{subject[1]}, as above; what changed:", *changed, "", lines[-1]])
+
+
+def environment_class(task: str, max_calls: int = 12, follow_ups: str = "full") -> type:
     """A :class:`ContactCenterToolEnv` subclass for ``task`` whose public methods are the tools the
-    task's roles (:data:`csr_marl.text.tasks.TASK_ROLES`) may use."""
+    task's roles (:data:`csr_marl.text.tasks.TASK_ROLES`) may use; ``follow_ups``: what a tool's
+    result shows of the next decision ("full", or "brief": see the module's docs)."""
+    if follow_ups not in FOLLOW_UPS:
+        raise ValueError(f"follow_ups must be one of {', '.join(FOLLOW_UPS)}, got {follow_ups!r}")
     played = task_roles(task)
     name = "ContactCenter_" + "_".join(played)
-    return type(name, (ContactCenterToolEnv, *tool_mixins(played)), {"task": task, "max_calls": max_calls})
+    return type(name, (ContactCenterToolEnv, *tool_mixins(played)),
+                {"task": task, "max_calls": max_calls, "follow_ups": follow_ups})
 
 
 def environment_factory(
@@ -128,11 +170,13 @@ def environment_factory(
     base_url: str | None = None,
     colleagues: str = "heuristic",
     max_calls: int = 12,
+    follow_ups: str = "full",
 ) -> Callable[[], ContactCenterToolEnv]:
     """A zero-argument factory for TRL's ``environment_factory``: each call makes one environment of
     ``task``, in this process, or with ``base_url`` a session on a ``csr-marl serve`` server (run it
-    with ``--max-sessions`` at least the number of generations per step)."""
-    cls = environment_class(task, max_calls)
+    with ``--max-sessions`` at least the number of generations per step). ``follow_ups="brief"``
+    keeps tool results short (the module's docs: TRL counts them in ``max_completion_length``)."""
+    cls = environment_class(task, max_calls, follow_ups)
 
     def make() -> ContactCenterToolEnv:
         backend: Backend = Remote(base_url, colleagues) if base_url else InProcess(colleagues)
