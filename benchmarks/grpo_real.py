@@ -169,6 +169,24 @@ READING = {
         "priority credit 0.770 to 0.643. In every run GRPO gave up priority, whatever the argument order, the "
         "temperature, the anchor or the layers trained."
     ),
+    "tasks/payment_failure": (
+        "Missed. With brief follow-ups (`--follow-ups brief`) the rollouts reached the reply: 109.5 tokens and two "
+        "calls on average, none cut at the cap, where the order_status run's ended after their first lookup. But "
+        "the budget bought 10 GRPO steps. A step of 8 rollouts cost about 7 CPU-minutes (190-270 s wall on 2 "
+        "threads) against 1.5 on ticket_classify: each of its generation turns re-reads a prompt of about 1,090 "
+        "tokens, 745 of them the ten tools' schemas, and the backward pass runs over sequences of 1,300-1,500 "
+        "tokens. 7 of the 10 groups scored alike. Held-out, the trained model makes the warm start's calls in 99 "
+        "of 100 episodes (look the payment up, then answer) and never refunds, where the careful agent refunds 42 "
+        "of these 100 customers (the checkout failed but the charge was captured). Its paired gain, +0.042 "
+        "(95% CI [0.003, 0.081]), is the judge's grade of its replies, 0.172 to 0.210; the steps done and the "
+        "tickets resolved (0.470) did not move. The intervals overlap, so the target is missed, and both models "
+        "sit below `boilerplate` (0.574: the lookup and a canned reply). What gain there is, is not an exploit: "
+        "no refund, owed or not, and no refused call. Before brief follow-ups, GPU probes on an H200 at a cap of "
+        "256 showed the old failure on three resolver tasks (`probes/gpu_cap256_*.json`, 24 steps of 8, 40 "
+        "held-out seeds each): rollouts of 25-34 tokens, one call, and no held-out gain (payment_failure after "
+        "warm starts of 8 and 20 steps 0.261 to 0.181 and 0.408 to 0.405, refund 0.172 to 0.169, order_status "
+        "0.251 to 0.100)."
+    ),
     "tasks/order_status": (
         "GRPO made this model worse, and the score caught it. The training rollouts were one lookup and no reply "
         "(27 tokens on average, the same reward in all four rollouts: 15 of 16 steps gave zero advantage), and "
@@ -402,16 +420,21 @@ def render() -> Path:
         "**What was not.** That is one task of the two the target asks for. Most of that gain repairs a defect "
         "of this run's warm start: 81 of its 200 calls were refused. Against the earlier category-first warm "
         "start, on the same seeds, the trained model is not ahead (the task's section). GRPO gave up priority in "
-        "every run on this task. On `tasks/order_status` the rollouts collapsed, and the model learned to refund "
-        "customers who are owed nothing, which the score sets to 0. Full fine-tuning, no LoRA. The other six "
-        "tasks were not run. Their prompts are about 1,060-1,200 tokens (ten tools' schemas) against "
-        "ticket_classify's 466. A GRPO step of 8 rollouts costs about 1.5 CPU-minutes on ticket_classify, so the "
-        "budget buys a few dozen steps there and far fewer elsewhere. A larger run on a GPU (groups of 16, 157 "
-        "steps; last sections) reached the same held-out decisions as its CPU run: the rollouts stop differing, "
-        "not the compute. Tried on ticket_classify: sampling at 1.2, a KL penalty to the warm start, a frozen "
-        "trunk, the priority written first. Next: two customers a step, a lower learning rate with warm-up "
-        "(Adam's first steps move every weight by about the learning rate, whatever its gradient), LoRA, and "
-        "compact tool schemas so that a resolver task fits the budget.",
+        "every run on this task. On `tasks/payment_failure` GRPO gained +0.042 paired, from better-graded replies, "
+        "with intervals that overlap: the budget bought 10 steps. On `tasks/order_status` the model learned to "
+        "refund customers who are owed nothing, which the score sets to 0. Full fine-tuning, no LoRA. The other "
+        "five tasks were not run. **Found this round:** TRL counts tool results inside `--max-completion` and "
+        "ends a rollout, silently, where a result would pass it. Each result repeated the whole decision (some "
+        "200-290 tokens on a resolver task), so at the earlier cap of 256 every resolver rollout, on the CPU and "
+        "on the GPU, ended after its first call and never reached a reply. `--follow-ups brief` shows only what "
+        "changed on the ticket, and the script warns when the cap would cut the careful agent's own episodes. "
+        "**Cost is now the limit on the resolver tasks:** a GRPO step of 8 rollouts costs about 7 CPU-minutes "
+        "on payment_failure against 1.5 on ticket_classify, and the ten tools' schemas are 745 of the prompt's "
+        "1,087 tokens. A larger run on a GPU (groups of 16, 157 steps; last sections) reached the same held-out "
+        "decisions as its CPU run on ticket_classify: the rollouts stop differing, not the compute. Next: compact "
+        "tool schemas (a resolver's prompt could be half as long), LoRA, two customers a step, and a lower "
+        "learning rate with warm-up (Adam's first steps move every weight by about the learning rate, whatever "
+        "its gradient).",
         "",
         *sections,
     ])
