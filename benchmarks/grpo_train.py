@@ -59,7 +59,7 @@ def parse() -> argparse.Namespace:
                         help="with --warm-start: the demonstrations' calls write these arguments first, in this order "
                              "(e.g. priority: what a group agrees on, written before what it disagrees on, takes no "
                              "credit from the other)")
-    parser.add_argument("--follow-ups", choices=("full", "brief"), default=None,
+    parser.add_argument("--follow-ups", choices=("full", "brief"), default="full",
                         help="what a tool's result shows of the next decision: the whole decision (full, the default) "
                              "or, on the same ticket, only what changed (brief: TRL counts tool results in "
                              "--max-completion, and a whole resolver decision is some 250 tokens)")
@@ -222,7 +222,7 @@ def held_out(model, tokenizer, task: str, args: argparse.Namespace) -> dict:
     began, wall = cpu_seconds(), time.time()
     episodes = demos.episodes(model, tokenizer, task, range(10_000, 10_000 + args.eval_seeds),
                               max_calls=args.max_calls, max_new_tokens=args.eval_tokens,
-                              follow_ups=args.follow_ups or "full")
+                              follow_ups=args.follow_ups)
     return {"episodes": episodes, "cpu_s": round(cpu_seconds() - began, 1), "wall_s": round(time.time() - wall, 1)}
 
 
@@ -243,7 +243,7 @@ def train(args: argparse.Namespace, task: str) -> dict:
     budget_from = cpu_seconds()
     if args.model and args.warm_start:
         examples = demos.demonstrations(task, range(100, 100 + args.demo_seeds), max_calls=args.max_calls,
-                                        first=args.first_arguments or (), follow_ups=args.follow_ups or "full")
+                                        first=args.first_arguments or (), follow_ups=args.follow_ups)
         losses = tiny.warm_start(model, tokenizer, examples, steps=args.warm_start, lr=args.warm_lr, batch_size=2)
         measured["warm_start"] = {"examples": len(examples), "closings": sum(isinstance(c, str) for *_, c in examples),
                                   "steps": args.warm_start, "cpu_s": round(cpu_seconds() - budget_from, 1),
@@ -284,7 +284,7 @@ def train(args: argparse.Namespace, task: str) -> dict:
         # training seeds 0..; a group (num_generations rollouts) plays one seed's customer
         train_dataset=task_dataset(task, range(args.steps * args.prompts)),
         environment_factory=environment_factory(task, base_url=args.server, max_calls=args.max_calls,
-                                                follow_ups=args.follow_ups or "full"),
+                                                follow_ups=args.follow_ups),
         callbacks=callbacks,
     )
     if trainer.ref_model is not None:

@@ -83,8 +83,7 @@ def completion_tokens(examples: Sequence[Example], tokenizer: Any) -> list[int]:
     out = []
     last_call = None
     for example in examples:
-        messages, tools, call = example
-        if not isinstance(call, str):
+        if not isinstance(example[2], str):
             last_call = example
             continue
         if last_call is None:
