@@ -117,14 +117,17 @@ WORK_ROWS = (
 FLAGS = (
     "warm_start", "demo_seeds", "warm_lr", "eval_seeds", "eval_tokens", "steps", "generations", "lr", "max_calls",
     "max_completion", "threads", "budget_minutes", "wall_minutes", "micro_batch", "temperature", "beta", "train_layers",
-    "first_arguments", "follow_ups",
+    "first_arguments", "follow_ups", "prompts", "tool_format",
 )
+# Settings left off the command where they hold their default (runs recorded before the flag existed).
+QUIET = {"prompts": 1, "tool_format": "schemas"}
 
 
 def command(task: str, settings: dict) -> str:
     """The command line that made a task's run, from its recorded settings."""
     flags = [f"--tasks {task}"]
-    flags += [f"--{name.replace('_', '-')} {_value(settings[name])}" for name in FLAGS if settings.get(name) is not None]
+    flags += [f"--{name.replace('_', '-')} {_value(settings[name])}" for name in FLAGS
+              if settings.get(name) is not None and settings[name] != QUIET.get(name)]
     lines = [f"python benchmarks/grpo_train.py --model {settings['model']} --write-real"]
     for flag in flags:  # continuation lines within the page's 90 characters
         if len(lines[-1]) + len(flag) + 3 > 86:
@@ -223,9 +226,10 @@ def task_section(run: dict) -> tuple[list[str], str]:
         f"Warm start: {run['warm_start']['steps']} supervised steps (batch 2, lr {s['warm_lr']}) on "
         f"{_demos(run['warm_start'])} of the careful agent on training seeds 100-{99 + s['demo_seeds']}, "
         f"loss {run['warm_start']['loss_first']} -> {run['warm_start']['loss_last']}. GRPO: "
-        f"{run['steps_done']} steps of {s['generations']} rollouts (one customer a step, training seeds 0..{_micro(s)}), "
+        f"{run['steps_done']} steps of {s['generations'] * s.get('prompts', 1)} rollouts ({_customers(s)}, training "
+        f"seeds 0..{_micro(s)}), "
         f"lr {s['lr']}, at most {s['max_calls']} calls and {s['max_completion']} tokens a rollout, full "
-        f"fine-tuning (no LoRA), {s['threads'] or 'default'} torch thread(s). Held-out: seeds "
+        f"fine-tuning (no LoRA), {s['threads'] or 'default'} torch thread(s){_tools(s)}. Held-out: seeds "
         f"{seeds[0]}-{seeds[-1]}, greedy, at most {s['eval_tokens']} tokens a reply. Made by",
         *_made_by(task, s, "an hour of CPU"),
         f"| episode score | {_fmt(b)} | {_fmt(a)} |",
@@ -448,6 +452,17 @@ def _demos(warm: dict) -> str:
     closings = warm.get("closings", 0)
     calls = f"{warm['examples'] - closings} calls"
     return calls + (f" and {closings} closing replies ('Done.' once the episode is over)" if closings else "")
+
+
+def _customers(settings: dict) -> str:
+    """Whom a step's rollouts play: one customer, or several, each a group of its own."""
+    prompts = settings.get("prompts", 1)
+    return "one customer a step" if prompts == 1 else f"{prompts} customers a step, {settings['generations']} rollouts each"
+
+
+def _tools(settings: dict) -> str:
+    """How the prompt listed the tools, where not as JSON schemas (the default)."""
+    return ", the tools listed as one signature line each" if settings.get("tool_format") == "signatures" else ""
 
 
 def _micro(settings: dict) -> str:

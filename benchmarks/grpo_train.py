@@ -63,6 +63,9 @@ def parse() -> argparse.Namespace:
                         help="what a tool's result shows of the next decision: the whole decision (full, the default) "
                              "or, on the same ticket, only what changed (brief: TRL counts tool results in "
                              "--max-completion, and a whole resolver decision is some 250 tokens)")
+    parser.add_argument("--tool-format", choices=("schemas", "signatures"), default="schemas",
+                        help="with a fetched model: how the prompt lists the tools: each one's JSON schema (the default) "
+                             "or one short signature line each (a resolver's prompt of some 740 tokens instead of 1,090)")
     parser.add_argument("--demo-seeds", type=int, default=8, help="training seeds (100..) of the warm start's demonstrations")
     parser.add_argument("--eval-seeds", type=int, default=0,
                         help="with --model: held-out seeds (10000..) scored greedily before and after GRPO")
@@ -158,7 +161,7 @@ def model_and_tokenizer(args: argparse.Namespace, task: str):
         folder = Path(fetch(args.model)) if args.model in MODELS else Path(args.model)
         tokenizer = AutoTokenizer.from_pretrained(folder, padding_side="left")
         if (folder / MARKER).is_file():
-            attach_parser(tokenizer)
+            attach_parser(tokenizer, args.tool_format)
         # float32 weights on either device (on a GPU, GRPOConfig's bf16 autocast does the arithmetic); the
         # warm start and the held-out episodes run before the trainer places the model, so it moves here.
         device = "cuda" if torch.cuda.is_available() else "cpu"

@@ -405,3 +405,16 @@ def test_a_gpu_run_is_shown_beside_the_cpu_run_it_shares_a_warm_start_with() -> 
     assert beside(run("tasks/ticket_classify", 0.03), [page, other, probe]) is probe
     assert beside(run("tasks/ticket_classify", 0.5), [page, other, probe]) is page  # no shared warm start
     assert beside(run("tasks/order_status", 0.03), [page, other, probe]) is None
+
+
+def test_the_page_prints_each_run_with_the_flags_that_made_it() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from grpo_real import command
+
+    settings = {"model": "smollm2-135m", "warm_start": 10, "lr": 2e-05, "follow_ups": "brief"}
+    old = command("tasks/refund", settings)  # recorded before --prompts and --tool-format existed
+    assert "--prompts" not in old and "--tool-format" not in old
+    assert command("tasks/refund", {**settings, "prompts": 1, "tool_format": "schemas"}) == old
+    new = command("tasks/refund", {**settings, "prompts": 2, "tool_format": "signatures"})
+    assert "--prompts 2" in new and "--tool-format signatures" in new
+    assert all(len(line) <= 90 for line in new.splitlines())

@@ -16,7 +16,14 @@ import pytest
 
 from extras import need
 
-from csr_marl.llm.chat_format import CHAT_TEMPLATE, attach_parser, parse_assistant, parse_tool_calls, render_tool_call
+from csr_marl.llm.chat_format import (
+    CHAT_TEMPLATE,
+    attach_parser,
+    chat_template,
+    parse_assistant,
+    parse_tool_calls,
+    render_tool_call,
+)
 from csr_marl.text.tasks import task_session
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,9 +33,10 @@ TOOLS = [{"type": "function", "function": {
 }}]
 
 
-def render(messages: list[dict[str, Any]], tools: Any = None, add_generation_prompt: bool = False) -> str:
+def render(messages: list[dict[str, Any]], tools: Any = None, add_generation_prompt: bool = False,
+           template: str = CHAT_TEMPLATE) -> str:
     jinja2 = need("jinja2")
-    return jinja2.Environment().from_string(CHAT_TEMPLATE).render(
+    return jinja2.Environment().from_string(template).render(
         messages=messages, tools=tools, add_generation_prompt=add_generation_prompt,
     )
 
@@ -49,6 +57,33 @@ def test_the_template_lists_the_tools_and_renders_calls_and_results_in_smollm2s_
     assert text.count("Be brief.") == 1  # the system message is not rendered twice
     # without tools: plain ChatML
     assert render([{"role": "user", "content": "hi"}]) == "<|im_start|>user\nhi<|im_end|>\n"
+
+
+def test_signature_lines_list_each_tool_in_one_short_line_and_change_nothing_else() -> None:
+    tools = TOOLS + [{"type": "function", "function": {
+        "name": "classify", "description": "Set the category: the ticket's label. Then route it.",
+        "parameters": {"type": "object", "properties": {
+            "category": {"type": "string", "enum": ["billing", "shipping"], "description": "the label"},
+            "order_id": {"type": "string", "description": "optional: the order"},
+        }, "required": ["category"]},
+    }}, {"name": "check_payment", "description": "Look up the payment."}]  # a bare function, no parameters
+    messages = [{"role": "user", "content": "Refund me"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"type": "function", "function": {"name": "check_payment", "arguments": {}}}]},
+                {"role": "tool", "name": "check_payment", "content": "Paid."}]
+    text = render(messages, tools, add_generation_prompt=True, template=chat_template("signatures"))
+    head, block = text.split("<tools>\n")
+    block, tail = block.split("</tools>")
+    assert [json.loads(line) for line in block.splitlines()] == [
+        {"name": "initiate_refund", "description": "Start a refund", "arguments": {"amount": "number"}},
+        {"name": "classify", "description": "Set the category",
+         "arguments": {"category": "string, one of billing|shipping: the label", "order_id": "string, optional: the order"}},
+        {"name": "check_payment", "description": "Look up the payment", "arguments": {}},
+    ]
+    schemas = render(messages, tools, add_generation_prompt=True)
+    assert schemas.startswith(head + "<tools>\n") and schemas.endswith("</tools>" + tail)
+    with pytest.raises(ValueError, match="tool_format must be one of schemas, signatures"):
+        chat_template("xml")
 
 
 def test_a_rendered_call_parses_back_to_the_same_call() -> None:

@@ -31,39 +31,70 @@ TOOL_RULES = (
 # Tools are rendered compactly (one JSON object per line, the function part only) to keep prompts
 # short for a small model on a CPU. Every message ends with <|im_end|> and a newline, so an earlier
 # message renders the same whatever follows (TRL's multi-turn training needs a prefix-preserving template).
-CHAT_TEMPLATE = (
-    "{% set ns = namespace(first=0) %}"
-    "{% if tools %}"
-    "<|im_start|>system\n"
-    "{% if messages and messages[0]['role'] == 'system' %}{% set ns.first = 1 %}{{ messages[0]['content'] }}\n\n{% endif %}"
-    + TOOL_RULES + "\n<tools>\n"
-    "{% for tool in tools %}{{ (tool['function'] if tool['function'] is defined else tool) | tojson }}\n{% endfor %}"
-    "</tools><|im_end|>\n"
-    "{% elif messages and messages[0]['role'] == 'system' %}{% set ns.first = 1 %}"
-    "<|im_start|>system\n{{ messages[0]['content'] }}<|im_end|>\n"
-    "{% endif %}"
-    "{% for message in messages[ns.first:] %}"
-    "{% if message['role'] == 'tool' %}"
-    "<|im_start|>user\n<tool_response>\n{{ message['content'] }}\n</tool_response><|im_end|>\n"
-    "{% elif message['role'] == 'assistant' %}"
-    "<|im_start|>assistant\n"
-    "{% if message['tool_calls'] is defined and message['tool_calls'] %}"
-    "<tool_call>["
-    "{% for call in message['tool_calls'] %}"
-    "{% set function = call['function'] if call['function'] is defined else call %}"
-    "{% if not loop.first %}, {% endif %}"
-    "{\"name\": {{ function['name'] | tojson }}, \"arguments\": "
-    "{% if function['arguments'] is string %}{{ function['arguments'] }}"
-    "{% else %}{{ (function['arguments'] or {}) | tojson }}{% endif %}}"
-    "{% endfor %}]</tool_call>"
-    "{% else %}{{ message['content'] or '' }}{% endif %}"
-    "<|im_end|>\n"
-    "{% else %}"
-    "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
-    "{% endif %}"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+_SCHEMA_LINE = "{{ (tool['function'] if tool['function'] is defined else tool) | tojson }}\n"
+# A signature line: the tool's name, its description's first sentence, and each argument's type (its
+# choices, "optional" where it is not required) and description: about half the schema lines' tokens.
+_SIGNATURE_LINE = (
+    "{% set f = tool['function'] if tool['function'] is defined else tool %}"
+    "{% set p = f['parameters'] if f['parameters'] is defined and f['parameters'] else {} %}"
+    "{% set props = p['properties'] if p['properties'] is defined and p['properties'] else {} %}"
+    "{% set required = p['required'] if p['required'] is defined and p['required'] else [] %}"
+    "{\"name\": {{ f['name'] | tojson }}, \"description\": "
+    "{{ (f['description'] or '').split(': ')[0].split('. ')[0].rstrip('.') | tojson }}, \"arguments\": {{ '{' }}"
+    "{% for key, spec in props.items() %}{% if not loop.first %}, {% endif %}"
+    "{{ key | tojson }}: {{ ((spec['type'] if spec['type'] is defined else 'string')"
+    " ~ (', one of ' ~ spec['enum'] | join('|') if spec['enum'] is defined and spec['enum'] else '')"
+    " ~ ('' if key in required else ', optional')"
+    " ~ (': ' ~ spec['description'] | replace('optional: ', '', 1)"
+    " if spec['description'] is defined and spec['description'] else '')) | tojson }}"
+    "{% endfor %}}}\n"
 )
+#: How a template lists the tools: "schemas" (each tool's JSON schema, the default) or
+#: "signatures" (one short line per tool: a resolver's prompt of some 680 tokens instead of 1,090).
+TOOL_FORMATS = ("schemas", "signatures")
+
+
+def chat_template(tool_format: str = "schemas") -> str:
+    """The chat template, its tools listed as ``tool_format`` (:data:`TOOL_FORMATS`)."""
+    if tool_format not in TOOL_FORMATS:
+        raise ValueError(f"tool_format must be one of {', '.join(TOOL_FORMATS)}, got {tool_format!r}")
+    line = _SCHEMA_LINE if tool_format == "schemas" else _SIGNATURE_LINE
+    return (
+        "{% set ns = namespace(first=0) %}"
+        "{% if tools %}"
+        "<|im_start|>system\n"
+        "{% if messages and messages[0]['role'] == 'system' %}{% set ns.first = 1 %}{{ messages[0]['content'] }}\n\n{% endif %}"
+        + TOOL_RULES + "\n<tools>\n"
+        "{% for tool in tools %}" + line + "{% endfor %}"
+        "</tools><|im_end|>\n"
+        "{% elif messages and messages[0]['role'] == 'system' %}{% set ns.first = 1 %}"
+        "<|im_start|>system\n{{ messages[0]['content'] }}<|im_end|>\n"
+        "{% endif %}"
+        "{% for message in messages[ns.first:] %}"
+        "{% if message['role'] == 'tool' %}"
+        "<|im_start|>user\n<tool_response>\n{{ message['content'] }}\n</tool_response><|im_end|>\n"
+        "{% elif message['role'] == 'assistant' %}"
+        "<|im_start|>assistant\n"
+        "{% if message['tool_calls'] is defined and message['tool_calls'] %}"
+        "<tool_call>["
+        "{% for call in message['tool_calls'] %}"
+        "{% set function = call['function'] if call['function'] is defined else call %}"
+        "{% if not loop.first %}, {% endif %}"
+        "{\"name\": {{ function['name'] | tojson }}, \"arguments\": "
+        "{% if function['arguments'] is string %}{{ function['arguments'] }}"
+        "{% else %}{{ (function['arguments'] or {}) | tojson }}{% endif %}}"
+        "{% endfor %}]</tool_call>"
+        "{% else %}{{ message['content'] or '' }}{% endif %}"
+        "<|im_end|>\n"
+        "{% else %}"
+        "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+        "{% endif %}"
+        "{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+
+
+CHAT_TEMPLATE = chat_template()
 
 _BLOCK = re.compile(re.escape(OPEN) + r"(.*?)(?:" + re.escape(CLOSE) + r"|$)", re.DOTALL)
 _DECODER = json.JSONDecoder()
@@ -126,11 +157,12 @@ def compact_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def attach_parser(tokenizer: Any) -> Any:
-    """Give ``tokenizer`` :data:`CHAT_TEMPLATE` and a ``parse_response`` that reads this format, the
-    method TRL's ``GRPOTrainer`` calls on each completion (it calls it when ``response_template`` is
-    set, so a marker is set too). Returns the tokenizer."""
-    tokenizer.chat_template = CHAT_TEMPLATE
+def attach_parser(tokenizer: Any, tool_format: str = "schemas") -> Any:
+    """Give ``tokenizer`` the chat template (its tools listed as ``tool_format``: :func:`chat_template`)
+    and a ``parse_response`` that reads this format, the method TRL's ``GRPOTrainer`` calls on each
+    completion (it calls it when ``response_template`` is set, so a marker is set too). Returns the
+    tokenizer."""
+    tokenizer.chat_template = chat_template(tool_format)
 
     def parse_response(ids: Any, prefix: Any = None, tools: Any = None) -> dict[str, Any]:
         text = ids if isinstance(ids, str) else tokenizer.decode(ids, skip_special_tokens=False)
