@@ -25,6 +25,8 @@ import os
 import time
 from pathlib import Path
 
+from csr_marl.llm.chat_format import TOOL_FORMATS
+
 RESULTS = Path(__file__).resolve().parent / "results"
 ONE_TICKET = ("tasks/payment_failure", "tasks/one_ticket")
 
@@ -63,9 +65,9 @@ def parse() -> argparse.Namespace:
                         help="what a tool's result shows of the next decision: the whole decision (full, the default) "
                              "or, on the same ticket, only what changed (brief: TRL counts tool results in "
                              "--max-completion, and a whole resolver decision is some 250 tokens)")
-    parser.add_argument("--tool-format", choices=("schemas", "signatures"), default="schemas",
+    parser.add_argument("--tool-format", choices=TOOL_FORMATS, default="schemas",
                         help="with a fetched model: how the prompt lists the tools: each one's JSON schema (the default) "
-                             "or one short signature line each (a resolver's prompt of some 740 tokens instead of 1,090)")
+                             "or one short signature line each (a payment_failure prompt of 736 tokens instead of 1,087)")
     parser.add_argument("--demo-seeds", type=int, default=8, help="training seeds (100..) of the warm start's demonstrations")
     parser.add_argument("--eval-seeds", type=int, default=0,
                         help="with --model: held-out seeds (10000..) scored greedily before and after GRPO")

@@ -50,7 +50,9 @@ _SIGNATURE_LINE = (
     "{% endfor %}}}\n"
 )
 #: How a template lists the tools: "schemas" (each tool's JSON schema, the default) or
-#: "signatures" (one short line per tool: a resolver's prompt of some 680 tokens instead of 1,090).
+#: "signatures" (one short line per tool: a payment_failure prompt of 736 tokens instead of 1,087).
+#: The signature line's first sentence is cut as :func:`compact_tools` cuts it (Jinja cannot call it:
+#: TRL hands the template the tools' schemas, not our Python).
 TOOL_FORMATS = ("schemas", "signatures")
 
 
