@@ -394,8 +394,8 @@ GPU_READING = {
     "tasks_order_status_t1.2": (
         "On order_status, GRPO at temperature 1.2 made the model worse, as the first CPU run at 1.0 (cap 256, "
         "`probes/tasks_order_status_cap256.json`) did. Every warm-started episode looked the order up and "
-        "answered, and no answer was recorded: this warm start, like the CPU run's above, wrote `respond_user` "
-        "without its message, which the tool refuses; after 49 steps 10 of the 20 episodes look the order up three "
+        "answered, and the tool refused every answer (none was recorded), as it refused those of the CPU run's "
+        "warm start above, which wrote `respond_user` without its message; after 49 steps 10 of the 20 episodes look the order up three "
         "times and never answer, 7 answer after a second lookup and 3 look it up again after answering. The "
         "signal was there early (18 of the first 24 groups scored unevenly, 3 of the last 25), yet held-out the "
         "new habits score less: three lookups and no answer 0.100, a second lookup then the answer 0.150, "
