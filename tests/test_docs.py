@@ -25,6 +25,10 @@ import pytest
 
 from extras import need, skip_reason
 
+# With -n (pytest-xdist), every test here runs in one process, in page order: a block may read what an
+# earlier block of its page wrote under runs/docs-*, and fresh_outputs clears that folder once.
+pytestmark = pytest.mark.xdist_group("docs")
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "hooks" not in p.parts)]
 FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w-]*)\s*$")

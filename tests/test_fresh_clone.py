@@ -36,6 +36,12 @@ def test_the_docs_say_where_ci_gets_torch_as_ci_does(page: str) -> None:
     assert "hold the CPU build" not in text
 
 
+def test_ci_runs_the_readmes_full_test_command() -> None:
+    readme = (ROOT / "README.md").read_text()
+    pytest_line = next(line for line in CI.splitlines() if line.startswith("python -m pytest"))
+    assert f"python -m mkdocs build --strict && {pytest_line}\n" in readme
+
+
 def test_every_skip_of_an_extra_names_the_extra() -> None:
     bare = []
     for path in sorted((ROOT / "tests").glob("test_*.py")):

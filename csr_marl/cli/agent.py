@@ -98,5 +98,5 @@ def agent_command(
     if ctx.params.get("api_key"):
         ctx.params["api_key"] = "<hidden>"  # the reports record the command line, never the key
     paths = write_agent_report(report, out, command=invocation(ctx))
-    console.print(f"[dim]wrote {escape(', '.join(str(p) for p in paths))}[/]", highlight=False)
+    console.print(f"[dim]wrote {escape(', '.join(str(p) for p in paths))}[/]", highlight=False, soft_wrap=True)
     sys.stdout.flush()

@@ -71,4 +71,4 @@ def baseline_command(
     title = with_overrides(f"policy={policy} · {episodes} episodes · mean ± 95% CI half-width", parse_sets(sets))
     print_estimates(title, "scenario", rows, lambda row: row.label)
     paths = write_baseline_report(rows, out, seed=seed or 0, command=invocation(ctx))
-    console.print(f"[dim]wrote {escape(', '.join(str(p) for p in paths))}[/]", highlight=False)
+    console.print(f"[dim]wrote {escape(', '.join(str(p) for p in paths))}[/]", highlight=False, soft_wrap=True)

@@ -82,4 +82,4 @@ def calibrate_command(
         console.print(escape(line), highlight=False, soft_wrap=True)
     if uncertain is not None:
         console.print(uncertainty_table(uncertain, check))
-    console.print(f"[dim]wrote {escape(str(out))} (scenario {escape(label)}); try: csr-marl simulate {escape(str(out))}[/]", highlight=False)
+    console.print(f"[dim]wrote {escape(str(out))} (scenario {escape(label)}); try: csr-marl simulate {escape(str(out))}[/]", highlight=False, soft_wrap=True)

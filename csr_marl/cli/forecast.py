@@ -69,7 +69,7 @@ def staff_forecast(path: Path, options: Staffing, pool: Any, out: Path | None, s
                   "Erlang sizes each interval on its own volume and AHT; the iterative algorithm simulates the day "
                   "(exponential handle times at the volume-weighted AHT).[/]", highlight=False)
     if written:
-        console.print(f"[dim]wrote {escape(', '.join(written))}[/]", highlight=False)
+        console.print(f"[dim]wrote {escape(', '.join(written))}[/]", highlight=False, soft_wrap=True)
 
 
 def _rows(forecast: Forecast, erlang: list, plan: IntervalPlan, options: Staffing) -> list[dict[str, Any]]:

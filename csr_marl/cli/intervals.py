@@ -263,7 +263,7 @@ def show_plan(plan: IntervalPlan, as_json: bool, out: Path | None, plot: Path | 
     for note in plan.notes:
         console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     if written:
-        console.print(f"[dim]wrote {escape(', '.join(written))}[/]", highlight=False)
+        console.print(f"[dim]wrote {escape(', '.join(written))}[/]", highlight=False, soft_wrap=True)
 
 
 def scenario_yaml(scenario: Scenario, name: str, comments: Sequence[str] = ()) -> str:

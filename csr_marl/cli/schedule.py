@@ -135,7 +135,7 @@ def schedule_command(
             f"with {shrinkage:.0%} shrinkage, {schedule.paid_hours(role):g} paid hours on the floor, "
             f"shortfall {schedule.shortfall(role)} staff-intervals", highlight=False,
         )
-    console.print(f"[dim]wrote {escape(', '.join(written))}[/]", highlight=False)
+    console.print(f"[dim]wrote {escape(', '.join(written))}[/]", highlight=False, soft_wrap=True)
 
 
 def _breaks(items: list[str] | None) -> dict[float, float]:

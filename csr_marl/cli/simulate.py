@@ -118,7 +118,7 @@ def simulate_command(
         "–": "not measured (no contact of that kind)",
     })
     if log is not None:
-        console.print(f"[dim]wrote the per-contact log {escape(str(log))} ({result.kpis['offered']:,.0f} contacts offered)[/]", highlight=False)
+        console.print(f"[dim]wrote the per-contact log {escape(str(log))} ({result.kpis['offered']:,.0f} contacts offered)[/]", highlight=False, soft_wrap=True)
 
 
 def _nan(value: object) -> bool:

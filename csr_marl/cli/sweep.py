@@ -117,7 +117,7 @@ def sweep_command(
     for warning in outcome.warnings:
         warn(warning)
     written = ", ".join(sorted(p.name for p in outcome.folder.iterdir() if not p.name.startswith(".")))
-    console.print(f"[dim]{outcome.elapsed_seconds:.1f} s · wrote {escape(str(outcome.folder))}/: {escape(written)}[/]", highlight=False)
+    console.print(f"[dim]{outcome.elapsed_seconds:.1f} s · wrote {escape(str(outcome.folder))}/: {escape(written)}[/]", highlight=False, soft_wrap=True)
 
 
 def _title(study: SweepStudy, folder: Path, overrides: dict) -> str:

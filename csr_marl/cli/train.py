@@ -157,7 +157,7 @@ def train_command(
             f"rollout ({config.rollout_episodes} episodes)[/]", highlight=False,
         )
     refs = "  ".join(f"{name} {values['team_return']:.2f}" for name, values in run.references.items())
-    console.print(f"[dim]same seeds: {escape(refs)}; wrote {escape(str(run.checkpoint))}, curve.csv, curve.png, run.json[/]", highlight=False)
+    console.print(f"[dim]same seeds: {escape(refs)}; wrote {escape(str(run.checkpoint))}, curve.csv, curve.png, run.json[/]", highlight=False, soft_wrap=True)
 
 
 def evaluate_trained(
@@ -228,4 +228,4 @@ def evaluate_command(
     print_estimates(title, "policy", rows, lambda row: row.policy)
     if out is not None:
         paths = [p for row in rows for p in write_baseline_report([row], out, seed=seed, command=invocation(ctx))]
-        console.print(f"[dim]wrote {escape(', '.join(str(p) for p in paths))}[/]", highlight=False)
+        console.print(f"[dim]wrote {escape(', '.join(str(p) for p in paths))}[/]", highlight=False, soft_wrap=True)

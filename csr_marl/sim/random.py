@@ -8,6 +8,7 @@ patience and handle times never borrow from each other or from the policy's stre
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from typing import Callable
 
 import numpy as np
@@ -118,12 +119,9 @@ class UniformStream:
         return value
 
     def choice(self, cumulative: list[float]) -> int:
-        """Index drawn by cumulative weights (last entry 1.0)."""
-        u = self()
-        for i, edge in enumerate(cumulative):
-            if u < edge:
-                return i
-        return len(cumulative) - 1
+        """Index drawn by cumulative weights (last entry 1.0): the first whose edge exceeds the draw."""
+        i = bisect_right(cumulative, self())
+        return i if i < len(cumulative) else len(cumulative) - 1
 
     def integer(self, n: int) -> int:
         return min(int(self() * n), n - 1)

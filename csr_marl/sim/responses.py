@@ -131,8 +131,18 @@ class CacheInfo(NamedTuple):
     size: int
 
 
+_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
 def _alternation(stems: tuple[str, ...] | list[str]) -> re.Pattern[str]:
-    return re.compile(r"\b(?:" + "|".join(stems) + ")")
+    """One pattern matching any of ``stems`` at a word start, compiled once per tuple of stems."""
+    key = tuple(stems)
+    pattern = _PATTERNS.get(key)
+    if pattern is None:
+        if len(_PATTERNS) > 4096:
+            _PATTERNS.clear()
+        pattern = _PATTERNS[key] = re.compile(r"\b(?:" + "|".join(stems) + ")")
+    return pattern
 
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -225,7 +235,11 @@ def grade_reply(ticket: Ticket, message: str) -> ReplyGrade:
         raise TypeError(f"respond_user message must be a string, got {type(message).__name__}")
     low = message.lower()
     words = _WORD.findall(low)
-    affirmed = " | ".join(c for c in _CLAUSE.split(low) if c and not _NEGATION.search(c))
+    clauses = _CLAUSE.split(low)
+    if _NEGATION.search(low):  # a reply with no negation anywhere has none in any clause
+        affirmed = " | ".join(c for c in clauses if c and not _NEGATION.search(c))
+    else:
+        affirmed = " | ".join(c for c in clauses if c)
     slots = ticket.slot_values
     done = ticket.done
     parts = dict(WEIGHTS)
@@ -306,17 +320,17 @@ def _false_findings(affirmed: str, revealed: dict[str, str], done: list[str]) ->
             if (anchors is None or any(anchor in affirmed for anchor in anchors)) and pattern.search(affirmed)]
 
 
-_FALSE_PATTERNS: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[str, re.Pattern[str], tuple[str, ...] | None]]] = {}
+_FALSE_PATTERNS: dict[tuple[frozenset[str], frozenset[str]], list[tuple[str, re.Pattern[str], tuple[str, ...] | None]]] = {}
 
 
 def _false_finding_patterns(
     revealed: tuple[str, ...], done: tuple[str, ...]
 ) -> list[tuple[str, re.Pattern[str], tuple[str, ...] | None]]:
     """(value, pattern of its stems that would be false here, the stems' literal beginnings) for each
-    finding value not revealed; worked out once per (revealed values, steps done), as
-    :func:`_resolution_items` is. The pattern can only match where one of the beginnings occurs
-    (None: a stem has no literal beginning), which is cheaper to test first."""
-    key = (revealed, done)
+    finding value not revealed; worked out once per set of revealed values and set of steps done
+    (their order changes nothing here). The pattern can only match where one of the beginnings
+    occurs (None: a stem has no literal beginning), which is cheaper to test first."""
+    key = (frozenset(revealed), frozenset(done))
     patterns = _FALSE_PATTERNS.get(key)
     if patterns is not None:
         return patterns
