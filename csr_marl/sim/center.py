@@ -232,7 +232,8 @@ class ContactCenter:
         """Abandonments and waiting cost up to ``now``, before anybody decides."""
         if self.may_abandon:
             for queue in self._queue_list:
-                if queue.next_deadline() <= now:
+                deadlines = queue._deadlines  # queue.next_deadline(), without a call per queue
+                if deadlines and deadlines[0][0] <= now:
                     self.expire(queue)
         if self.meter.rate:
             self.rewards.add("waiting", self.meter.collect(now))

@@ -65,7 +65,7 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
     while True:
         while True:  # wait until on shift with a ticket waiting
             if staff.on_duty:
-                if may_abandon and queue.next_deadline() <= env.now:
+                if may_abandon and queue.next_deadline() <= env._now:
                     center.expire(queue)
                 if queue.size:
                     break

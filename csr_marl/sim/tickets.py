@@ -205,6 +205,7 @@ class TicketFactory:
         self._warmup = scenario.warmup_minutes
         self._next_id = 0
         self._slot_values = {k: list(v) for k, v in bank.slots.items()}
+        self._slot_order: dict[str, tuple[str, ...]] = {}  # template id -> its slots in draw order
         self._names = self._slot_values.get("first_name") or list(_DEFAULT_NAMES)
         self._name_offset = int(streams.root.entropy) % 1009 if isinstance(streams.root.entropy, int) else 0
         noise = scenario.tickets.noise
@@ -309,8 +310,10 @@ class TicketFactory:
     def _slot_fill(self, template: Template) -> dict[str, str]:
         u = self._u
         listed = self._slot_values
-        # a set: sorted, or the draws follow PYTHONHASHSEED
-        return {slot: slot_value(slot, u, listed) for slot in sorted(template.slots)}
+        order = self._slot_order.get(template.id)
+        if order is None:  # a set: sorted, or the draws follow PYTHONHASHSEED
+            order = self._slot_order[template.id] = tuple(sorted(template.slots))
+        return {slot: slot_value(slot, u, listed) for slot in order}
 
     def _declared_category(self, true: str) -> str:
         u = self._u
