@@ -1,7 +1,8 @@
 """Environment steps per second through each RL library's wrapper, beside the bare environments.
 
 Every path plays `standard_day` with uniformly random legal actions (masks read where that library
-puts them) for the same number of its own steps; paths are measured in turn, several rounds, and each
+puts them; the SuperSuit + SB3 path samples unmasked, as SB3's PPO does, and its illegal picks take
+the fallback) for the same number of its own steps; paths are measured in turn, several rounds, and each
 keeps its best round (other processes only ever slow a round down). Then the slowest path is profiled
 with cProfile, and the share of its time spent in csr_marl's own code (functions defined in the
 package, self time) is printed.
@@ -134,14 +135,15 @@ def supersuit_sb3(steps: int) -> tuple[float, int]:
         supersuit.pettingzoo_env_to_vec_env_v1(csr_marl.parallel_env()), 1, num_cpus=0, base_class="stable_baselines3"
     )
     rng = np.random.default_rng(0)
-    vec.reset()
     n = vec.action_space.n
-    start = time.perf_counter()
-    for _ in range(steps):  # SB3's PPO samples without masks: illegal picks take the fallback
-        vec.step(rng.integers(n, size=vec.num_envs))
-    elapsed = time.perf_counter() - start
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IllegalActionWarning)  # unmasked on purpose: SB3's own sampling
+        # Unmasked on purpose, as SB3's PPO samples: the warning at each episode's end says so again.
+        warnings.simplefilter("ignore", IllegalActionWarning)
+        vec.reset()
+        start = time.perf_counter()
+        for _ in range(steps):  # illegal picks take the fallback
+            vec.step(rng.integers(n, size=vec.num_envs))
+        elapsed = time.perf_counter() - start
         vec.close()
     return elapsed, steps * vec.num_envs
 
