@@ -2,10 +2,10 @@
 
 Every path plays `standard_day` with uniformly random legal actions (masks read where that library
 puts them; the SuperSuit + SB3 path samples unmasked, as SB3's PPO does, and its illegal picks take
-the fallback) for the same number of its own steps; paths are measured in turn, several rounds, and each
-keeps its best round (other processes only ever slow a round down). Then the slowest path is profiled
-with cProfile, and the share of its time spent in csr_marl's own code (functions defined in the
-package, self time) is printed.
+the fallback) for the same number of its own steps; paths are measured in turn, several rounds, and
+each keeps its best round (other processes only ever slow a round down). Then the slowest path is
+profiled with cProfile, and the share of its time spent in csr_marl's own code (functions defined in
+the package, self time) is printed.
 
     python benchmarks/consumer_throughput.py               # 3 rounds of 3,000 steps per path
     python benchmarks/consumer_throughput.py --write       # also results/consumer_throughput.{md,json}

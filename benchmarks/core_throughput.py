@@ -9,15 +9,15 @@ simulates exactly that many, each served to the end), and prints tickets per sec
     python benchmarks/core_throughput.py --quick        # the guard: ~25 s, exits 1 if a target is missed
 
 `--quick` is what contributors run before pushing a change to the core (docs/contributing.md): three
-interleaved rounds of 100,000 arrivals (`standard_day`: 12,500, its shifts played once untimed first,
-as the full run's best round has them), each round's ratios taken against the references measured in
-that same round, and the median round kept. The rounds are as long as the
-targets' own measurement because ciw's rate falls as a run grows (about 70,000 arrivals/s over 10,000
-arrivals, 57,000 over 100,000 on one idle machine) while the core's does not: shorter rounds would
-check another ratio than the target's. Ratios are taken within a round so that a slow spell on a
-shared machine moves both sides of a ratio rather than one. It prints the ratios and exits with status 1 when
-one is below its floor. It is never run by the test suite: timings are no test's business. In both
-modes every contender runs after a full garbage collection (`fresh_heap`), so none pays for the
+interleaved rounds of 100,000 arrivals (`standard_day`: 12,500, its shifts played once untimed
+first, as the full run's best round has them), each round's ratios taken against the references
+measured in that same round, and the median round kept. The rounds are as long as the targets' own
+measurement because ciw's rate falls as a run grows (about 70,000 arrivals/s over 10,000 arrivals,
+57,000 over 100,000 on one idle machine) while the core's does not: shorter rounds would check
+another ratio than the target's. Ratios are taken within a round so that a slow spell on a shared
+machine moves both sides of a ratio rather than one. It prints the ratios and exits with status 1
+when one is below its floor. It is never run by the test suite: timings are no test's business. In
+both modes every contender runs after a full garbage collection (`fresh_heap`), so none pays for the
 collections that another's allocations brought due.
 
 Targets (issues 2 and 12): simulate on `mmc` >= 1.0x ciw and >= 0.5x bare SimPy; `standard_day` >= 1.5x

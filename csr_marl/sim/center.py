@@ -232,8 +232,7 @@ class ContactCenter:
         """Abandonments and waiting cost up to ``now``, before anybody decides."""
         if self.may_abandon:
             for queue in self._queue_list:
-                deadlines = queue._deadlines  # queue.next_deadline(), without a call per queue
-                if deadlines and deadlines[0][0] <= now:
+                if queue.next_deadline() <= now:
                     self.expire(queue)
         if self.meter.rate:
             self.rewards.add("waiting", self.meter.collect(now))

@@ -131,18 +131,8 @@ class CacheInfo(NamedTuple):
     size: int
 
 
-_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
-
-
 def _alternation(stems: tuple[str, ...] | list[str]) -> re.Pattern[str]:
-    """One pattern matching any of ``stems`` at a word start, compiled once per tuple of stems."""
-    key = tuple(stems)
-    pattern = _PATTERNS.get(key)
-    if pattern is None:
-        if len(_PATTERNS) > 4096:
-            _PATTERNS.clear()
-        pattern = _PATTERNS[key] = re.compile(r"\b(?:" + "|".join(stems) + ")")
-    return pattern
+    return re.compile(r"\b(?:" + "|".join(stems) + ")")
 
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
