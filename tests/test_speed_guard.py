@@ -30,3 +30,28 @@ def test_the_guard_fails_when_one_ratio_misses(monkeypatch, capsys):
     assert core_throughput.quick(rounds=3, n_tickets=8) == 1
     out = capsys.readouterr().out
     assert "simulate mmc / ciw        = 0.900x" in out and "MISSED" in out
+
+
+def test_standard_day_is_held_to_its_speed_up_over_the_before_commit(monkeypatch, capsys):
+    # 0.1x bare SimPy meets the stand-in floor (1.5 x 0.063x) but is only 1.25x the before-commit's 0.08x
+    stub_rates(monkeypatch, mmc=60.0, standard_day=10.0)
+    assert core_throughput.quick(rounds=3, n_tickets=8, before=lambda n: 8.0) == 1
+    out = capsys.readouterr().out
+    assert "1.5 x 0.080x (4da2260 in this run; this code 1.25x it): MISSED" in out
+    assert core_throughput.quick(rounds=3, n_tickets=8, before=lambda n: 6.0) == 0  # 1.67x it
+
+
+def test_the_before_commit_runs_from_the_repositorys_history():
+    """The child imports csr_marl from the commit's own tree (not this checkout, which an editable
+    install also puts on the path) and answers with a rate."""
+    try:
+        before = core_throughput.BeforeCode(core_throughput.BEFORE_COMMIT)
+    except RuntimeError as error:  # a checkout without the history (a shallow clone)
+        pytest.skip(str(error))
+    tree = Path(before.tree)
+    try:
+        assert Path(before.ready()).resolve() == (tree / "csr_marl" / "__init__.py").resolve()
+        assert before(200) > 0
+    finally:
+        before.close()
+    assert not tree.exists()
