@@ -46,6 +46,27 @@ def test_views_behave_like_dicts_for_writers() -> None:
     assert "action_mask" in env.infos[env.agent_selection]
 
 
+def test_a_views_bulk_read_is_the_agent_by_agent_read() -> None:
+    """``get_many`` (Tianshou's per-step reward vector) reads what ``get`` reads, writes included."""
+    env = csr_marl.raw_env("standard_day", overrides={**SHORT, "rewards.mode": "individual"})
+    env.reset(seed=3)
+    names = [*env.possible_agents, "nobody"]
+    rng = np.random.default_rng(3)
+    differing = 0
+    for _ in env.agent_iter(200):
+        _, _, terminated, truncated, info = env.last()
+        env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if not env.agents:
+            break
+        one_by_one = [env.rewards.get(name, -9.0) for name in names]
+        assert env.rewards.get_many(names, -9.0) == one_by_one
+        differing += len(set(one_by_one[:-1])) > 1  # individual rewards: agents' values differ
+    assert differing > 0
+    env.reset(seed=4)
+    env.rewards[env.possible_agents[0]] = 7.0  # a wrapper writes
+    assert env.rewards.get_many(names[:2], 0.0) == [7.0, env.rewards[names[1]]]
+
+
 def test_terminate_illegal_wrapper_ends_the_episode_and_leaves_the_books_alone() -> None:
     plain = csr_marl.raw_env("tasks/classify", overrides=SHORT)
     plain.reset(seed=3)

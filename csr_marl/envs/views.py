@@ -58,6 +58,14 @@ class AgentView(dict):
     def get(self, agent: str, default: Any = None) -> Any:
         return self[agent] if agent in self else default
 
+    def get_many(self, agents: Iterable[str], default: Any = None) -> list[Any]:
+        """``[view.get(agent, default) for agent in agents]``, read in one pass (a wrapper's per-step
+        reward vector over every possible agent)."""
+        if self._written:
+            return [self.get(agent, default) for agent in agents]
+        value = self._value
+        return [value(agent) if agent in self else default for agent in agents]
+
     def __setitem__(self, agent: str, value: Any) -> None:
         dict.__setitem__(self, agent, None)
         if self._stamp != self._clock.version:

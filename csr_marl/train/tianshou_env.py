@@ -38,6 +38,7 @@ from tianshou.env import PettingZooEnv
 
 from .. import envs
 from ..envs.common import ScenarioLike
+from ..envs.views import AgentView
 from ..sim.result import SimulationResult
 
 EMPTY_EPISODES_ALLOWED = 100
@@ -93,7 +94,11 @@ class TianshouEnv(PettingZooEnv):
             observation, _, _, _, info = env.last()
             last = self._observation(observation, info)
         env.step(None if closing else action)
-        step_rewards = np.array([env.rewards.get(a, 0.0) for a in env.possible_agents])
+        rewards = env.rewards  # once: each attribute read goes through PettingZoo's wrappers
+        agents = env.possible_agents
+        step_rewards = np.array(
+            rewards.get_many(agents, 0.0) if type(rewards) is AgentView else [rewards.get(a, 0.0) for a in agents]
+        )
         if not closing and env.unwrapped.pending_decision is None:
             self.finished.append(env.unwrapped.center.result())  # the shift ended in this step
         if self.credit == "step":  # Tianshou's own convention: done once the next agent is done
@@ -112,11 +117,10 @@ class TianshouEnv(PettingZooEnv):
 
     def _observation(self, observation: Any, info: dict[str, Any]) -> dict[str, Any]:
         vector = observation["observation"] if isinstance(observation, dict) else observation
-        mask = np.asarray(info.get("action_mask", ()), dtype=bool)
-        if not mask.any():  # a closing transition: only the no-op
-            mask = np.zeros(self.action_space.n, dtype=bool)
-            mask[-1] = True
-        out = {"agent_id": self.env.agent_selection, "obs": vector, "mask": mask.tolist()}
+        mask = np.asarray(info.get("action_mask", ()), dtype=bool).tolist()
+        if not any(mask):  # a closing transition: only the no-op
+            mask = [False] * (self.action_space.n - 1) + [True]
+        out = {"agent_id": self.env.agent_selection, "obs": vector, "mask": mask}
         if self.with_state:
             out["state"] = self.env.unwrapped.state()
         if self.with_time:
