@@ -514,18 +514,20 @@ _CACHE_LIMIT = 65536
 
 def grade_documented(ticket: Ticket, resolvable: bool | None = None) -> ReplyGrade:
     """``grade_reply(ticket, documented_reply(ticket))``, cached by everything that grade depends on:
-    template, case, steps done, stage, revealed facts, upset, resolvable, and which of the name,
-    identifiers and amount the ticket has (their values never change the documented reply's grade).
-    ``resolvable`` is ``ticket.resolvable()`` when the caller knows it already."""
+    template, steps done, revealed facts, upset, resolvable, and which of the name, identifiers and
+    amount the ticket has (their values never change the documented reply's grade). The case and the
+    stage reach the grade only through ``resolvable``, so they are not part of the key: tickets of two
+    cases of one issue that did and found the same share a grade. ``resolvable`` is
+    ``ticket.resolvable()`` when the caller knows it already."""
     fixed = ticket.grade_key
     if fixed is None:  # what never changes for this ticket: worked out once
         slots = ticket.slot_values
         fixed = ticket.grade_key = (
-            ticket.template.id, id(ticket.case), bool(ticket.customer), "order_id" in slots,
-            "invoice_id" in slots, "tracking_id" in slots, "ticket_ref" in slots, "amount" in slots,
+            ticket.template.id, bool(ticket.customer), "order_id" in slots, "invoice_id" in slots,
+            "tracking_id" in slots, "ticket_ref" in slots, "amount" in slots,
         )
     key = (
-        fixed, tuple(ticket.done), ticket.stage, tuple(ticket.revealed.items()), is_upset(ticket),
+        fixed, tuple(ticket.done), tuple(ticket.revealed.items()), is_upset(ticket),
         ticket.resolvable() if resolvable is None else resolvable,
     )
     grade = _DOCUMENTED.get(key)
