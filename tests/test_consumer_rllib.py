@@ -69,7 +69,11 @@ def test_rllib_env_observes_only_deciding_agents_and_keeps_every_reward():
         actions = {a: int(rng.choice(np.flatnonzero(info["action_mask"]))) for a, info in infos.items()}
         samples, steps = samples + len(actions), steps + 1
         observations, rewards, terminated, truncated, infos = deciding.step(actions)
-        _, plain_rewards, _, _, plain_infos = plain.step(actions)  # waiting agents left out: the same step
+        plain_obs, plain_rewards, _, _, plain_infos = plain.step(actions)  # waiting agents left out: the same step
+        for agent, observation in observations.items():  # what RLlib gets is the parallel env's, bit for bit
+            assert np.array_equal(observation, plain_obs[agent])
+            assert infos[agent].keys() == plain_infos[agent].keys()
+            assert all(np.array_equal(infos[agent][k], plain_infos[agent][k]) for k in infos[agent])
         for agent in plain.possible_agents:
             totals[agent] += rewards.get(agent, 0.0)
             plain_totals[agent] += plain_rewards.get(agent, 0.0)

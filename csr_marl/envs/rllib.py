@@ -63,7 +63,8 @@ class RLlibEnv(MultiAgentEnv):
         return self._deciding(observations, infos)
 
     def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        observations, rewards, terminations, truncations, infos = self.par_env.step(action_dict)
+        # The waiting agents' no-op observations and infos are not built: RLlib gets the deciding ones.
+        observations, rewards, terminations, truncations, infos = self.par_env._step(action_dict, waiting=False)
         ended = not self.par_env.agents
         if ended:  # every trajectory closes with the agent's final observation
             self.agents = []
