@@ -211,14 +211,14 @@ def start_before(commit: str | None) -> BeforeCode | None:
         return None
 
 
-def standard_day_floor(before_ratio: float | None, speed_up: float) -> tuple[float, str]:
-    """standard_day's floor and how it reads: 1.5x the before-commit's ratio measured in this run
-    (``speed_up``: this code's rate over the before-commit's), or the stand-in measured on another
-    machine."""
+def standard_day_floor(before_ratio: float | None, speed_up: float, commit: str = BEFORE_COMMIT) -> tuple[float, str]:
+    """standard_day's floor and how it reads: 1.5x the ratio of the before-commit ``commit`` measured
+    in this run (``speed_up``: this code's rate over that commit's), or the stand-in measured on
+    another machine."""
     if before_ratio is None:
         return TARGETS["standard_day / bare SimPy"]
     return SPEED_UP * before_ratio, (
-        f"{SPEED_UP} x {before_ratio:.3f}x ({BEFORE_COMMIT} in this run; this code {speed_up:.2f}x it)"
+        f"{SPEED_UP} x {before_ratio:.3f}x ({commit} in this run; this code {speed_up:.2f}x it)"
     )
 
 
@@ -325,7 +325,9 @@ def run_contenders(args: argparse.Namespace, before: BeforeCode | None) -> None:
         floor, stated = TARGETS[name]
         if name == "standard_day / bare SimPy" and before is not None:
             at_before = figures[f"standard_day at {before.commit}"]
-            floor, stated = standard_day_floor(at_before / simpy_rate, figures["simulate standard_day"] / at_before)
+            floor, stated = standard_day_floor(
+                at_before / simpy_rate, figures["simulate standard_day"] / at_before, before.commit
+            )
         print(f"{name:<{max(map(len, ratios))}} = {ratio:5.3f}x   target >= {stated}: {_verdict(ratio >= floor)}")
     if args.memory:
         small, large = peak_rss_mib(100_000), peak_rss_mib(1_000_000)
@@ -392,7 +394,9 @@ def quick(rounds: int = 3, n_tickets: int = 100_000, before: Callable[[int], flo
         met = median >= floor
         if name == "standard_day / bare SimPy" and before is not None:  # the speed-up, round by round
             speed_up = _median([r[name] / r["before"] for r in per_round])
-            floor, stated = standard_day_floor(_median([r["before"] for r in per_round]), speed_up)
+            floor, stated = standard_day_floor(
+                _median([r["before"] for r in per_round]), speed_up, getattr(before, "commit", BEFORE_COMMIT)
+            )
             met = speed_up >= SPEED_UP
         missed += not met
         print(f"{name:<{width}} = {median:5.3f}x (rounds {ratios[0]:.3f}-{ratios[-1]:.3f})   "
