@@ -166,10 +166,14 @@ class BeforeCode:
                 tar.extractall(self.tree, filter="data")
             else:
                 tar.extractall(self.tree)  # noqa: S202 (this repository's own history)
-        self.child = subprocess.Popen(
-            [sys.executable, "-c", self.CHILD, str(Path(__file__).resolve().parent)], cwd=self.tree, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": self.tree},
-        )
+        try:
+            self.child = subprocess.Popen(
+                [sys.executable, "-c", self.CHILD, str(Path(__file__).resolve().parent)], cwd=self.tree, text=True,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": self.tree},
+            )
+        except OSError:
+            shutil.rmtree(self.tree, ignore_errors=True)
+            raise
 
     def ready(self) -> str:
         """Wait for the child's warm-up (started with it, beside the parent's own); returns the file of
@@ -206,9 +210,26 @@ def start_before(commit: str | None) -> BeforeCode | None:
     try:
         return BeforeCode(commit)
     except (OSError, RuntimeError, tarfile.TarError) as error:
-        print(f"standard_day at {commit}: not measured here ({error}); its floor falls back to "
-              f"{TARGETS['standard_day / bare SimPy'][1]}")
+        _not_measured(commit, error)
         return None
+
+
+def ready_before(before: BeforeCode | None) -> BeforeCode | None:
+    """``before`` once its warm-up is done, or None (and a line saying why) if it failed there."""
+    if before is None:
+        return None
+    try:
+        before.ready()
+    except RuntimeError as error:
+        before.close()
+        _not_measured(before.commit, error)
+        return None
+    return before
+
+
+def _not_measured(commit: str, error: BaseException) -> None:
+    print(f"standard_day at {commit}: not measured here ({error}); its floor falls back to "
+          f"{TARGETS['standard_day / bare SimPy'][1]}")
 
 
 def standard_day_floor(before_ratio: float | None, speed_up: float, commit: str = BEFORE_COMMIT) -> tuple[float, str]:
@@ -282,9 +303,8 @@ def main() -> None:
           f"{platform.machine()} · {cpu_model()} · load average {os.getloadavg()[0]:.2f}")
     before = start_before(args.before)  # its warm-up runs beside this process's own
     warm_up()
+    before = ready_before(before)
     try:
-        if before is not None:
-            before.ready()
         if args.quick:
             sys.exit(quick(before=before))
         run_contenders(args, before)
