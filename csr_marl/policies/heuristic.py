@@ -110,6 +110,7 @@ class KnowledgeBase:
             if len(self._cache) > 50_000:
                 self._cache.clear()
             rows = [r for w in tokens(key) if (r := self._rows.get(w)) is not None]
+            rows.sort()  # summed in one order: a set's order follows the process's string hash seed
             best = int(self._weights[rows].sum(axis=0).argmax()) if rows else 0
             template = self._cache[key] = self._templates[best]
         return template
