@@ -136,6 +136,9 @@ def test_max_cycles_warns_at_the_truncating_step():
     assert all(truncations.values()) and env.unwrapped._driver.epochs == 30
     [message] = ours(caught)
     assert "triage_0 100% (" in message
+    # It points at the caller's env.step line, not at the environment's own code.
+    [warning] = [w for w in caught if issubclass(w.category, IllegalActionWarning)]
+    assert warning.filename == __file__
 
 
 def test_a_mask_blind_policy_is_warned_once_per_agent_naming_only_tested_routes():

@@ -41,6 +41,7 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         )
         self._ezpickle_kwargs["max_cycles"] = max_cycles  # copies keep the cap
         self.max_cycles = max_cycles
+        self._observe_waiting = True  # RLlibEnv: False (it hands RLlib the deciding agents only)
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
@@ -58,17 +59,6 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         dict[str, bool],
         dict[str, dict[str, Any]],
     ]:
-        return self._step(actions, waiting=True)
-
-    def _step(self, actions: Mapping[str, Any], waiting: bool) -> tuple[
-        dict[str, Any],
-        dict[str, float],
-        dict[str, bool],
-        dict[str, bool],
-        dict[str, dict[str, Any]],
-    ]:
-        """:meth:`step`; without ``waiting``, the observations and infos leave out the agents with
-        nothing to decide (until the episode's end), for wrappers that drop them (``RLlibEnv``)."""
         driver = self._driver
         self._require_reset()
         if not self.agents:
@@ -86,7 +76,7 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         if self.max_cycles is not None and driver.epochs >= self.max_cycles and not driver.ended:
             driver.stop()
         agents = self.agents
-        observations, infos = self._observations_and_infos(waiting)
+        observations, infos = self._observations_and_infos()
         last_step = driver.account.last_step
         rewards = {agent: last_step(agent) for agent in agents}
         ended = driver.ended
@@ -98,12 +88,13 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
             self.render()
         return observations, rewards, terminations, truncations, infos
 
-    def _observations_and_infos(self, waiting: bool = True) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def _observations_and_infos(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Every live agent's observation and info. Only agents whose decision is due (and every
         agent at the episode's end, whose trajectories close there) get their observation computed;
         the others get the constant waiting observation, a no-op sample (``decision_due`` False), or
-        nothing at all without ``waiting``."""
+        nothing at all where a wrapper drops them anyway (``_observe_waiting`` False: ``RLlibEnv``)."""
         driver = self._driver
+        waiting = self._observe_waiting
         due, full = driver.due, driver.ended
         mask_of, info, components = driver.mask, driver.info, driver.account.last_step_components
         observations, infos = {}, {}

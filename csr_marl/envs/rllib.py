@@ -41,6 +41,7 @@ class RLlibEnv(MultiAgentEnv):
         options = dict(config or {})
         self.mask_in_observation = bool(options.pop("mask_in_observation", False))
         self.par_env = ContactCenterParallel(**options)
+        self.par_env._observe_waiting = False  # the waiting agents' no-op samples: RLlib gets the deciding ones
         self.possible_agents = list(self.par_env.possible_agents)
         self.agents = list(self.possible_agents)
         self.observation_spaces = {a: self._space(a) for a in self.possible_agents}
@@ -63,8 +64,7 @@ class RLlibEnv(MultiAgentEnv):
         return self._deciding(observations, infos)
 
     def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        # The waiting agents' no-op observations and infos are not built: RLlib gets the deciding ones.
-        observations, rewards, terminations, truncations, infos = self.par_env._step(action_dict, waiting=False)
+        observations, rewards, terminations, truncations, infos = self.par_env.step(action_dict)
         ended = not self.par_env.agents
         if ended:  # every trajectory closes with the agent's final observation
             self.agents = []
