@@ -31,6 +31,12 @@ def ours(caught) -> list[str]:
     return [str(w.message) for w in caught if issubclass(w.category, IllegalActionWarning)]
 
 
+def where(caught) -> str:
+    """The file the one illegal-action warning points at."""
+    [warning] = [w for w in caught if issubclass(w.category, IllegalActionWarning)]
+    return warning.filename
+
+
 def play_task(env, choose, steps: int | None = None, info=None) -> tuple[bool, bool]:
     """Play ``steps`` learner decisions (None: to the episode's end); (terminated, truncated)."""
     if info is None:
@@ -56,6 +62,7 @@ def test_an_always_illegal_learner_on_a_team_task_is_warned_at_the_shift_s_end(t
     assert team_share < 0.1  # the colleagues' decisions dilute the team's share (2.5 %, 7.3 %)
     [message] = ours(caught)
     assert f"{learner} 100% (" in message
+    assert where(caught) == __file__  # the learner's step, through gymnasium.make's wrappers
 
 
 @pytest.mark.parametrize("task", DESKS)
@@ -136,9 +143,7 @@ def test_max_cycles_warns_at_the_truncating_step():
     assert all(truncations.values()) and env.unwrapped._driver.epochs == 30
     [message] = ours(caught)
     assert "triage_0 100% (" in message
-    # It points at the caller's env.step line, not at the environment's own code.
-    [warning] = [w for w in caught if issubclass(w.category, IllegalActionWarning)]
-    assert warning.filename == __file__
+    assert where(caught) == __file__  # the caller's env.step line, not the environment's own code
 
 
 def test_a_mask_blind_policy_is_warned_once_per_agent_naming_only_tested_routes():
@@ -157,6 +162,7 @@ def test_a_mask_blind_policy_is_warned_once_per_agent_naming_only_tested_routes(
     ):
         assert route in message
     assert "flat_observations=False" not in message and "PettingZooWrapper" not in message
+    assert where(caught) == __file__  # the user's env.step, through env()'s checks and PettingZoo's wrappers
 
 
 def test_masked_policies_are_never_warned_at_any_episode_end():

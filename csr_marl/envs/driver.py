@@ -7,11 +7,16 @@ layers over it that differ only in how they present turns.
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from collections.abc import Mapping
 from typing import Any
 
+import gymnasium.core
+import gymnasium.wrappers
 import numpy as np
+import pettingzoo.utils.wrappers
 
 from ..config.domain import ROLES
 from ..config.loading import load_ticket_bank
@@ -306,7 +311,7 @@ class CenterDriver:
                 f"replaced by a random legal action: the policy is probably not using the action mask "
                 f"(info['action_mask']). {MASKING_FIXES}. Each agent is warned once per environment.",
                 IllegalActionWarning,
-                stacklevel=4,
+                stacklevel=_callers_level(),
             )
 
     def _waiting(self, agent: str, action: int) -> None:
@@ -361,6 +366,27 @@ class CenterDriver:
     def state(self) -> np.ndarray:
         assert self.center is not None
         return self.encoder.state(self.center, self.decision)
+
+
+# Frames of the environment itself, between a user's step() or reset() and the warning: this package's,
+# and those of the wrappers that csr_marl.env() (PettingZoo's) and gymnasium.make() put around it.
+_OWN_FRAMES = (
+    *(os.path.dirname(os.path.abspath(path)) + os.sep for path in (
+        os.path.dirname(os.path.abspath(__file__)), pettingzoo.utils.wrappers.__file__,
+        gymnasium.wrappers.__file__,
+    )),
+    os.path.abspath(gymnasium.core.__file__),  # gymnasium.Wrapper's own step and reset
+)
+
+
+def _callers_level() -> int:
+    """The ``stacklevel`` of the first frame outside the environment (the user's line), for a
+    ``warnings.warn`` in the function that calls this one: whichever of the package's own layers
+    (``env()``'s checks, ``RLlibEnv``, the parallel API) the step came through."""
+    frame, level = sys._getframe(2), 2  # level 1 is the function that warns
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_OWN_FRAMES):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _why_illegal(decision: Decision, core_actions: int, noop: int, index: int) -> str:
