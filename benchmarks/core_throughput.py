@@ -50,6 +50,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from statistics import median_high  # the middle round of an odd number, as the guard has always read
 
 import numpy as np
 import simpy
@@ -144,7 +145,8 @@ class BeforeCode:
     The commit's tree comes from ``git archive`` (this checkout's history) into a temporary folder; the
     child imports csr_marl from there, runs this script's own warm-up, then times standard_day shifts
     (seeds 0, 1, ..., after a full collection) each time it is asked, so that its rounds interleave
-    with the parent's. Raises ``RuntimeError`` where the commit cannot be had (no git, a shallow clone).
+    with the parent's. Raises ``RuntimeError`` where the commit cannot be had (a shallow clone, an
+    unknown commit), ``OSError`` where git cannot run.
     """
 
     CHILD = (
@@ -410,22 +412,18 @@ def quick(rounds: int = 3, n_tickets: int = 100_000, before: Callable[[int], flo
           f"({time.perf_counter() - started:.1f} s)")
     for name, (floor, stated) in TARGETS.items():
         ratios = sorted(r[name] for r in per_round)
-        median = _median(ratios)
+        median = median_high(ratios)
         met = median >= floor
         if name == "standard_day / bare SimPy" and before is not None:  # the speed-up, round by round
-            speed_up = _median([r[name] / r["before"] for r in per_round])
+            speed_up = median_high([r[name] / r["before"] for r in per_round])
             floor, stated = standard_day_floor(
-                _median([r["before"] for r in per_round]), speed_up, getattr(before, "commit", BEFORE_COMMIT)
+                median_high([r["before"] for r in per_round]), speed_up, getattr(before, "commit", BEFORE_COMMIT)
             )
             met = speed_up >= SPEED_UP
         missed += not met
         print(f"{name:<{width}} = {median:5.3f}x (rounds {ratios[0]:.3f}-{ratios[-1]:.3f})   "
               f"target >= {stated}: {_verdict(met)}")
     return 1 if missed else 0
-
-
-def _median(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2]
 
 
 def cpu_model() -> str:

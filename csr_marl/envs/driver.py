@@ -371,10 +371,9 @@ class CenterDriver:
 # Frames of the environment itself, between a user's step() or reset() and the warning: this package's,
 # and those of the wrappers that csr_marl.env() (PettingZoo's) and gymnasium.make() put around it.
 _OWN_FRAMES = (
-    *(os.path.dirname(os.path.abspath(path)) + os.sep for path in (
-        os.path.dirname(os.path.abspath(__file__)), pettingzoo.utils.wrappers.__file__,
-        gymnasium.wrappers.__file__,
-    )),
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,  # csr_marl/
+    os.path.dirname(os.path.abspath(pettingzoo.utils.wrappers.__file__)) + os.sep,  # what csr_marl.env() adds
+    os.path.dirname(os.path.abspath(gymnasium.wrappers.__file__)) + os.sep,  # what gymnasium.make() adds
     os.path.abspath(gymnasium.core.__file__),  # gymnasium.Wrapper's own step and reset
 )
 
