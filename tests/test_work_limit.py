@@ -63,3 +63,42 @@ def test_heavy_requests_take_turns_at_a_fraction_of_the_time() -> None:
         thread.join(timeout=60)
     assert len(counts) == 2 and all(count > work.HEAVY_AFTER_TICKETS for count in counts), counts
     assert time.monotonic() - started < 30
+
+
+def test_a_released_turn_goes_to_the_request_that_waited() -> None:
+    """The request that just ended its turn queues behind one already waiting (a plain lock let it take
+    the turn straight back, and a second runaway request waited out its budget without one turn)."""
+    turns = work._Turns()
+    meters = {name: work._Meter(10**6, time.monotonic() + 30, 30.0, ()) for name in "AB"}
+    order: list[str] = []
+    turns.take(meters["A"])
+
+    def waiting() -> None:
+        turns.take(meters["B"])
+        order.append("B")
+        turns.give_back()
+
+    other = threading.Thread(target=waiting)
+    other.start()
+    while not turns._queue:  # B is waiting for the turn A holds
+        time.sleep(0.001)
+    turns.give_back()
+    turns.take(meters["A"])
+    order.append("A")
+    turns.give_back()
+    other.join(timeout=10)
+    assert order == ["B", "A"]
+
+
+def test_a_request_stopped_while_waiting_leaves_the_queue() -> None:
+    turns = work._Turns()
+    holder = work._Meter(10**6, time.monotonic() + 30, 30.0, ())
+    stop = threading.Event()
+    waiter = work._Meter(10**6, time.monotonic() + 30, 30.0, (stop,))
+    turns.take(holder)
+    threading.Timer(0.1, stop.set).start()
+    with pytest.raises(WorkLimitReached, match="stopped"):
+        turns.take(waiter)
+    assert not turns._queue
+    turns.give_back()
+    turns.take(waiter.__class__(10**6, time.monotonic() + 30, 30.0, ()))  # the turn is free again

@@ -12,9 +12,9 @@ Outside a ``work_limit`` (a study, a training run) nothing is counted. The limit
 sessions served from different threads have their own.
 
 Long requests yield to short ones. A request that has simulated :data:`HEAVY_AFTER_TICKETS` tickets
-is *heavy*: heavy requests take turns (one at a time, process-wide), each turn works for
-:data:`HEAVY_SLICE_SECONDS`, and no turn starts within :data:`HEAVY_PAUSE_SECONDS` of the last one's
-end, so all heavy work together gets at most a fifteenth of the interpreter, however many requests run
+is *heavy*: heavy requests take turns (one at a time, process-wide, in the order they asked), each
+turn works for :data:`HEAVY_SLICE_SECONDS`, and no turn starts within :data:`HEAVY_PAUSE_SECONDS` of
+the last one's end, so all heavy work together gets at most a fifteenth of the interpreter, however many requests run
 away at once. A client's ordinary step (a few tickets) is never heavy, and keeps its latency while
 runaway requests run out their budget.
 """
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,12 +33,42 @@ _local = threading.local()
 HEAVY_AFTER_TICKETS = 50
 HEAVY_SLICE_SECONDS = 0.002
 HEAVY_PAUSE_SECONDS = 0.028
-_HEAVY_TURN = threading.Lock()  # whose turn it is among heavy requests
-_next_turn_at = 0.0  # when the next heavy turn may start (guarded by _HEAVY_TURN)
+_next_turn_at = 0.0  # when the next heavy turn may start (written only by the turn's holder)
 # Work limits open in any thread (guarded by _OPEN_LOCK): while none is, counting a ticket is one test
 # of this number, not a thread-local lookup (the core's hot path outside a server).
 _open_limits = 0
 _OPEN_LOCK = threading.Lock()
+
+
+class _Turns:
+    """Heavy requests' turns, first come first served. A plain lock is not fair: the request that just
+    released it takes it straight back before a waiting thread wakes, and a second runaway request can
+    wait out its whole budget without one turn."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition(threading.Lock())
+        self._queue: deque[_Meter] = deque()  # waiting requests, oldest first
+        self._held = False
+
+    def take(self, meter: _Meter) -> None:
+        """Wait for this request's turn; waiting counts against its budget and ends on a stop event."""
+        with self._changed:
+            self._queue.append(meter)
+            try:
+                while self._held or self._queue[0] is not meter:
+                    self._changed.wait(timeout=0.05)
+                    meter.check()
+            except BaseException:
+                self._queue.remove(meter)
+                self._changed.notify_all()
+                raise
+            self._queue.popleft()
+            self._held = True
+
+    def give_back(self) -> None:
+        with self._changed:
+            self._held = False
+            self._changed.notify_all()
 
 
 class WorkLimitReached(RuntimeError):
@@ -78,8 +109,7 @@ class _Meter:
                 self._take_turn()
 
     def _take_turn(self) -> None:
-        while not _HEAVY_TURN.acquire(timeout=0.05):
-            self.check()  # waiting for a turn counts against the budget, and ends on a stop event
+        _TURNS.take(self)
         self.heavy = True
         wait = _next_turn_at - time.monotonic()
         if wait > 0:
@@ -97,7 +127,7 @@ class _Meter:
             ratio = HEAVY_PAUSE_SECONDS / HEAVY_SLICE_SECONDS
             _next_turn_at = now + max(HEAVY_PAUSE_SECONDS, ratio * (now - self.turn_start))
             self.heavy = False
-            _HEAVY_TURN.release()
+            _TURNS.give_back()
 
     def check(self) -> None:
         for event in self.stop_events:
@@ -105,6 +135,9 @@ class _Meter:
                 raise WorkLimitReached("the request was stopped (the client left or the server is stopping)")
         if time.monotonic() > self.deadline:
             raise WorkLimitReached(f"the request ran longer than {self.max_seconds:g} s, its work budget")
+
+
+_TURNS = _Turns()
 
 
 @contextmanager
