@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -193,6 +194,26 @@ def test_upset_is_sentiment_below_the_threshold_a_return_or_angry_text(drawn) ->
     assert is_upset(at(shouted))
     capitals = next(t for t in drawn if "ADDRESS WRONG" in t.text)
     assert is_upset(at(capitals))
+
+
+# Pieces that sit on the edges of the anger words, the cues and the shout rule: word boundaries,
+# capitals next to letters, digits and underscores, non-ASCII letters, punctuation runs.
+_EDGES = ("A", "Z", "a", "q", "1", "_", " ", "!", "?", "\n", "É", "é", "-", "'", "ANGRY", "Angry", "urgently",
+          "right now", "right  now", "fed up", "FRUSTRATED", "scams", "outraged", "USPS", "GDPR", "charged twice")
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_EDGES), max_size=12), which=st.integers(0, 10_000))
+def test_the_upset_scan_is_its_plain_definition(drawn, pieces, which) -> None:
+    """The scan's shortcuts (a literal test before the anger regex, a shout pattern that starts at a
+    capital) find exactly what the plain patterns find: anger words or the template's cues between word
+    boundaries, or a word of four capitals that is not an acronym or a slot value."""
+    text = "".join(pieces)
+    template = drawn[which % len(drawn)].template
+    plain_anger = re.compile("|".join([responses._ANGER.pattern, *(re.escape(c.lower()) for c in template.priority.cues)]))
+    shouted = [w for w in re.findall(r"\b[A-Z]{4,}\b", text) if w not in responses.ACRONYMS]
+    assert responses._SHOUT_WORD.findall(text) == re.findall(r"\b[A-Z]{4,}\b", text)
+    assert responses._scan_upset(template, text, {}) == bool(plain_anger.search(text.lower()) or shouted)
 
 
 def test_no_apology_to_an_upset_customer_loses_the_apology(drawn) -> None:

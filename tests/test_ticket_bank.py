@@ -301,3 +301,23 @@ def test_heuristic_train_is_the_heuristic_under_its_older_name() -> None:
     runs = [csr_marl.simulate("tasks/classify", policy=p, seed=0, overrides={"tickets.split": "test"}) for p in
             ("heuristic", "heuristic_train")]
     assert runs[0].kpis == runs[1].kpis
+
+
+def test_the_knowledge_base_sums_each_known_word_of_a_text_once() -> None:
+    """The lookup's template is the best column of the summed rows of the text's distinct known words
+    (in row order, so the float sums never depend on the process's hash seed), on noisy train and
+    held-out tickets alike."""
+    import numpy as np
+
+    import csr_marl
+    from csr_marl.policies.heuristic import KnowledgeBase, tokens
+    from csr_marl.sim.center import ContactCenter
+
+    for split in ("train", "test"):
+        scenario = csr_marl.load_scenario("standard_day", {"tickets.split": split})
+        kb = KnowledgeBase.for_bank(scenario.tickets.bank, "train", informative_share=1.0, idf_power=1.0)
+        factory = ContactCenter(scenario, seed=3).factory
+        for ticket in (factory.new(0.0) for _ in range(1500)):
+            rows = sorted(kb._rows[w] for w in tokens(ticket.text) if w in kb._rows)
+            best = int(np.argmax(kb._weights[rows].sum(axis=0))) if rows else 0
+            assert kb.match(ticket) is kb._templates[best], ticket.text

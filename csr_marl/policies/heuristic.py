@@ -109,9 +109,13 @@ class KnowledgeBase:
         if template is None:
             if len(self._cache) > 50_000:
                 self._cache.clear()
-            rows = [r for w in tokens(key) if (r := self._rows.get(w)) is not None]
-            rows.sort()  # summed in one order: a set's order follows the process's string hash seed
-            best = int(self._weights[rows].sum(axis=0).argmax()) if rows else 0
+            # Each known word has a row of its own, so the text's rows are the rows of its distinct
+            # words, found without first collecting the words themselves.
+            get = self._rows.get
+            found = {get(word) for word in _WORD.findall(key.lower())}
+            found.discard(None)
+            # Summed in one order: a set's order follows the process's string hash seed.
+            best = int(self._weights[sorted(found)].sum(axis=0).argmax()) if found else 0
             template = self._cache[key] = self._templates[best]
         return template
 
