@@ -216,6 +216,43 @@ def test_the_upset_scan_is_its_plain_definition(drawn, pieces, which) -> None:
     assert responses._scan_upset(template, text, {}) == bool(plain_anger.search(text.lower()) or shouted)
 
 
+# Pieces on the edges of the clause, negation and vocabulary patterns.
+_CLAUSE_EDGES = ("not", "no", "nothing", "never", "cannot", "unable", "don't", "n't", "nots", "snot", "_no", "no_",
+                 "é", "but", " but ", "however", " though ", "\n", "\n\n", "\t", " ", ".", "..", ",", ";", ":", "!",
+                 "?", "84", ".99", "$84.99", "refunded", "refund", "sorry", "thank", "address was updated",
+                 "steps", "step", "reship", "re-routed", "a", "s")
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_CLAUSE_EDGES), max_size=16))
+def test_clause_negation_and_vocabulary_patterns_are_their_plain_definitions(pieces) -> None:
+    """Written to start with a character class or a letter (so the engine skips ahead), the clause
+    breaks, negations and rubric vocabulary match exactly where the plain patterns match."""
+    text = "".join(pieces)
+    plain_clause = re.compile(r"(?:[.!?;:,](?!\d))+|\n+|\s(?:but|however|although|though)\s")
+    plain_negation = re.compile(r"\b(?:not|no|never|cannot|nothing|unable)\b|n't\b")
+    plain_vocabulary = re.compile(r"\b(?:" + "|".join(responses._VOCABULARY_STEMS) + ")")
+
+    def spans(pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+        return [m.span() for m in pattern.finditer(text)]
+
+    assert spans(responses._CLAUSE) == spans(plain_clause)
+    assert spans(responses._NEGATION) == spans(plain_negation)
+    assert spans(responses._VOCABULARY) == spans(plain_vocabulary)
+
+
+@pytest.mark.parametrize("stems", [
+    ("s?hip", "sorry", "ship"), ("ab|c", "d", "ax"), ("a[(]b|ac", "ad"), (r"\$5", "a"), ("steps?\\b", "stop", "sta"),
+])
+def test_alternation_groups_stems_by_letter_only_where_that_keeps_every_match(stems) -> None:
+    """A stem whose first letter is optional, or with an ``|`` of its own, or that starts with an escape,
+    is not grouped: the pattern then matches exactly as the plain alternation does."""
+    plain = re.compile(r"\b(?:" + "|".join(stems) + ")")
+    grouped = responses._alternation(stems)
+    for text in ("hip ship sorry", "ab c d ax", "a(b ac ad", "$5 a", "steps stop star step", "c|d abc"):
+        assert [m.span() for m in grouped.finditer(text)] == [m.span() for m in plain.finditer(text)], text
+
+
 def test_no_apology_to_an_upset_customer_loses_the_apology(drawn) -> None:
     calm = calm_address_ticket(drawn)
     reply = (f"Hi {calm.customer}, thanks for the details on order {calm.slot_values['order_id']}. I asked the "
