@@ -9,8 +9,8 @@ simulates exactly that many, each served to the end), and prints tickets per sec
     python benchmarks/core_throughput.py --quick        # the guard: ~30 s, exits 1 if a target is missed
 
 `--quick` is what contributors run before pushing a change to the core (docs/contributing.md): three
-interleaved rounds of 100,000 arrivals (`standard_day`: 12,500, its shifts played once untimed
-first, as the full run's best round has them, then the same shifts at 4da2260), each round's ratios
+interleaved rounds of 100,000 arrivals (`standard_day`: 12,500, after one untimed pre-run on shifts of
+its own, then the same shifts at 4da2260), each round's ratios
 taken against the references measured in that same round, and the median round kept. The rounds are
 as long as the targets' own measurement because ciw's rate falls as a run grows (about 70,000
 arrivals/s over 10,000 arrivals, 57,000 over 100,000 on one idle machine) while the core's does not:
@@ -19,6 +19,12 @@ a slow spell on a shared machine moves both sides of a ratio rather than one. It
 and exits with status 1 when one is below its floor. It is never run by the test suite: timings are
 no test's business. In both modes every contender runs after a full garbage collection
 (`fresh_heap`), so none pays for the collections that another's allocations brought due.
+
+`standard_day` plays new seeds every round (shifts of seeds 100,000 + k x stride, ...), as every
+replication of a study does, and the before-commit plays the same seeds in the same round. The core
+keeps content caches (knowledge-base matches by text, reply grades): replaying the same shifts round
+after round, as this script did until 2026-11-27, read today's code 1.09-1.11x 4da2260 where new
+seeds read it about level with that commit (its noisy texts are new to the caches every time).
 
 Targets (issues 2 and 12): simulate on `mmc` >= 1.0x ciw and >= 0.5x bare SimPy; `standard_day` >= 1.5x
 the ratio to bare SimPy of the code before issue 12's speed work (commit 4da2260); a 1,000,000-ticket
@@ -144,15 +150,17 @@ class BeforeCode:
 
     The commit's tree comes from ``git archive`` (this checkout's history) into a temporary folder; the
     child imports csr_marl from there, runs this script's own warm-up, then times standard_day shifts
-    (seeds 0, 1, ..., after a full collection) each time it is asked, so that its rounds interleave
-    with the parent's. Raises ``RuntimeError`` where the commit cannot be had (a shallow clone, an
+    from the seed it is given (after a full collection) each time it is asked, so that its rounds
+    interleave with the parent's on the same shifts. Raises ``RuntimeError`` where the commit cannot be had (a shallow clone, an
     unknown commit), ``OSError`` where git cannot run.
     """
 
     CHILD = (
         "import sys; sys.path.insert(0, sys.argv[1]); import core_throughput as c; c.warm_up(); "
         "print('ready', c.csr_marl.__file__, flush=True)\n"
-        "for line in sys.stdin: print(c.fresh_heap(lambda: c.csr_marl_run('standard_day', int(line))), flush=True)"
+        "for line in sys.stdin:\n"
+        "    n, seed = map(int, line.split())\n"
+        "    print(c.fresh_heap(lambda: c.csr_marl_run('standard_day', n, seed)), flush=True)"
     )
 
     def __init__(self, commit: str) -> None:
@@ -185,9 +193,9 @@ class BeforeCode:
             raise RuntimeError(f"the child running {self.commit} did not start")
         return package
 
-    def __call__(self, n_tickets: int) -> float:
+    def __call__(self, n_tickets: int, seed: int = 0) -> float:
         assert self.child.stdin is not None
-        self.child.stdin.write(f"{n_tickets}\n")
+        self.child.stdin.write(f"{n_tickets} {seed}\n")
         self.child.stdin.flush()
         return float(self._read())
 
@@ -318,19 +326,21 @@ def main() -> None:
 def run_contenders(args: argparse.Namespace, before: BeforeCode | None) -> None:
     """The full run: every contender in interleaved rounds, the best of each, the ratios and targets."""
     n = args.tickets
+    day_seed = [first_day_seed(0, n // 4)]  # this round's standard_day shifts, the same for both codes
     contenders = {
         "bare SimPy M/M/c": lambda: bare_simpy(n),
         "ciw M/M/c": lambda: ciw_reference(n),
         "simulate mmc": lambda: csr_marl_run("mmc", n),
-        "simulate standard_day": lambda: csr_marl_run("standard_day", n // 4),
+        "simulate standard_day": lambda: csr_marl_run("standard_day", n // 4, day_seed[0]),
     }
     if before is not None:
-        contenders[f"standard_day at {before.commit}"] = lambda: before(n // 4)
+        contenders[f"standard_day at {before.commit}"] = lambda: before(n // 4, day_seed[0])
     # A shared host's speed drifts by tens of percent between minutes: interleave the contenders and
     # keep each one's best round, so a slow spell does not land on one side of a ratio only.
     figures = dict.fromkeys(contenders, 0.0)
     width = max(map(len, figures))
     for round_ in range(args.rounds):
+        day_seed[0] = first_day_seed(round_, n // 4)
         for name, run in contenders.items():
             figures[name] = max(figures[name], fresh_heap(run))
         print(f"round {round_ + 1}: " + ", ".join(f"{name} {rate:,.0f}/s" for name, rate in figures.items()), flush=True)
@@ -380,32 +390,40 @@ def fresh_heap(run: Callable[[], float]) -> float:
     return run()
 
 
-WARM_UP_SEED = 10_000  # timed standard_day shifts use seeds 0, 1, 2, ...
+WARM_UP_SEED = 10_000  # the warm-up's shift; timed standard_day shifts start at DAY_SEEDS
+DAY_SEEDS = 100_000  # the first timed round's first standard_day seed; the untimed pre-run's lie below
 
 
-def quick(rounds: int = 3, n_tickets: int = 100_000, before: Callable[[int], float] | None = None) -> int:
+def first_day_seed(round_: int, n_tickets: int) -> int:
+    """The first seed of round ``round_``'s standard_day shifts of ``n_tickets`` arrivals: new shifts
+    every round (a shift has hundreds of arrivals, so no two rounds' seeds meet)."""
+    return DAY_SEEDS + round_ * max(1_000, n_tickets // 100)
+
+
+def quick(rounds: int = 3, n_tickets: int = 100_000, before: Callable[[int, int], float] | None = None) -> int:
     """The guard: the median over ``rounds`` interleaved rounds of each ratio; 1 if one misses its floor.
-    ``before`` runs standard_day at the before-commit (:class:`BeforeCode`); without it, standard_day
-    is held to the stand-in floor measured on another machine."""
+    ``before(n_tickets, seed)`` runs standard_day at the before-commit (:class:`BeforeCode`); without
+    it, standard_day is held to the stand-in floor measured on another machine."""
     started = time.perf_counter()
-    # The shifts every round replays, once untimed: each timed round then reads them with the content
-    # caches (knowledge-base matches by text) as warm as the full run's best round does.
-    csr_marl_run("standard_day", n_tickets // 8)
+    # Shifts of their own, once untimed: the caches that do not depend on the seed (reply grades by
+    # the state of a workflow, fixed texts) are then as warm as in the full run's best round.
+    csr_marl_run("standard_day", n_tickets // 8, DAY_SEEDS // 2)
     if before is not None:
-        before(n_tickets // 8)
+        before(n_tickets // 8, DAY_SEEDS // 2)
     per_round: list[dict[str, float]] = []
-    for _ in range(rounds):
+    for round_ in range(rounds):
+        seed = first_day_seed(round_, n_tickets // 8)  # new shifts every round, the same for both codes
         simpy_rate = fresh_heap(lambda: bare_simpy(n_tickets))
         ciw_rate = fresh_heap(lambda: ciw_reference(n_tickets))
         mmc = fresh_heap(lambda: csr_marl_run("mmc", n_tickets))
-        standard_day = fresh_heap(lambda: csr_marl_run("standard_day", n_tickets // 8))
+        standard_day = fresh_heap(lambda: csr_marl_run("standard_day", n_tickets // 8, seed))
         per_round.append({
             "simulate mmc / ciw": mmc / ciw_rate,
             "simulate mmc / bare SimPy": mmc / simpy_rate,
             "standard_day / bare SimPy": standard_day / simpy_rate,
         })
         if before is not None:  # the same shifts at the before-commit, right after this code's
-            per_round[-1]["before"] = before(n_tickets // 8) / simpy_rate
+            per_round[-1]["before"] = before(n_tickets // 8, seed) / simpy_rate
     missed = 0
     width = max(map(len, TARGETS))
     print(f"--quick: median of {rounds} interleaved rounds of {n_tickets:,} arrivals "

@@ -16,7 +16,7 @@ def stub_rates(monkeypatch: pytest.MonkeyPatch, mmc: float, standard_day: float)
     monkeypatch.setattr(core_throughput, "bare_simpy", lambda n: 100.0)
     monkeypatch.setattr(core_throughput, "ciw_reference", lambda n: 50.0)
     monkeypatch.setattr(core_throughput, "csr_marl_run",
-                        lambda scenario, n: mmc if scenario == "mmc" else standard_day)
+                        lambda scenario, n, seed=0: mmc if scenario == "mmc" else standard_day)
 
 
 def test_the_guard_passes_when_every_ratio_meets_its_floor(monkeypatch, capsys):
@@ -35,10 +35,35 @@ def test_the_guard_fails_when_one_ratio_misses(monkeypatch, capsys):
 def test_standard_day_is_held_to_its_speed_up_over_the_before_commit(monkeypatch, capsys):
     # 0.1x bare SimPy meets the stand-in floor (1.5 x 0.063x) but is only 1.25x the before-commit's 0.08x
     stub_rates(monkeypatch, mmc=60.0, standard_day=10.0)
-    assert core_throughput.quick(rounds=3, n_tickets=8, before=lambda n: 8.0) == 1
+    assert core_throughput.quick(rounds=3, n_tickets=8, before=lambda n, seed: 8.0) == 1
     out = capsys.readouterr().out
     assert "1.5 x 0.080x (4da2260 in this run; this code 1.25x it): MISSED" in out
-    assert core_throughput.quick(rounds=3, n_tickets=8, before=lambda n: 6.0) == 0  # 1.67x it
+    assert core_throughput.quick(rounds=3, n_tickets=8, before=lambda n, seed: 6.0) == 0  # 1.67x it
+
+
+def test_standard_day_plays_new_shifts_every_round_the_same_for_both_codes(monkeypatch):
+    """Content caches make replayed shifts read faster than new ones: every timed round plays new seeds,
+    and the before-commit plays this round's seeds, not another round's."""
+    played: list[tuple[str, int, int]] = []
+
+    def this_code(scenario: str, n: int, seed: int = 0) -> float:
+        if scenario == "standard_day":
+            played.append(("this code", n, seed))
+        return 10.0
+
+    monkeypatch.setattr(core_throughput, "bare_simpy", lambda n: 100.0)
+    monkeypatch.setattr(core_throughput, "ciw_reference", lambda n: 50.0)
+    monkeypatch.setattr(core_throughput, "csr_marl_run", this_code)
+    core_throughput.quick(rounds=3, n_tickets=80_000, before=lambda n, seed: played.append(("before", n, seed)) or 8.0)
+    pre_run, timed = played[:2], played[2:]
+    assert pre_run[0][1:] == pre_run[1][1:]
+    assert [who for who, _, _ in timed] == ["this code", "before"] * 3
+    seeds = [seed for _, _, seed in timed]
+    assert seeds[0::2] == seeds[1::2]  # each round: the same shifts for both codes
+    assert len(set(seeds[0::2])) == 3 and pre_run[0][2] not in seeds  # new shifts every round
+    tickets = 80_000 // 8
+    starts = sorted(seeds[0::2])
+    assert all(later - earlier > tickets // 100 for earlier, later in zip(starts, starts[1:]))  # never overlapping
 
 
 def test_the_before_commit_runs_from_the_repositorys_history():
@@ -51,7 +76,7 @@ def test_the_before_commit_runs_from_the_repositorys_history():
     tree = Path(before.tree)
     try:
         assert Path(before.ready()).resolve() == (tree / "csr_marl" / "__init__.py").resolve()
-        assert before(200) > 0
+        assert before(200, 3) > 0
     finally:
         before.close()
     assert not tree.exists()
