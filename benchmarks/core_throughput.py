@@ -151,8 +151,8 @@ class BeforeCode:
     The commit's tree comes from ``git archive`` (this checkout's history) into a temporary folder; the
     child imports csr_marl from there, runs this script's own warm-up, then times standard_day shifts
     from the seed it is given (after a full collection) each time it is asked, so that its rounds
-    interleave with the parent's on the same shifts. Raises ``RuntimeError`` where the commit cannot be had (a shallow clone, an
-    unknown commit), ``OSError`` where git cannot run.
+    interleave with the parent's on the same shifts. Raises ``RuntimeError`` where the commit cannot
+    be had (a shallow clone, an unknown commit), ``OSError`` where git cannot run.
     """
 
     CHILD = (

@@ -210,7 +210,8 @@ def test_the_upset_scan_is_its_plain_definition(drawn, pieces, which) -> None:
     boundaries, or a word of four capitals that is not an acronym or a slot value."""
     text = "".join(pieces)
     template = drawn[which % len(drawn)].template
-    plain_anger = re.compile("|".join([responses._ANGER.pattern, *(re.escape(c.lower()) for c in template.priority.cues)]))
+    cues = [re.escape(c.lower()) for c in template.priority.cues]
+    plain_anger = re.compile("|".join([responses._ANGER.pattern, *cues]))
     shouted = [w for w in re.findall(r"\b[A-Z]{4,}\b", text) if w not in responses.ACRONYMS]
     assert responses._SHOUT_WORD.findall(text) == re.findall(r"\b[A-Z]{4,}\b", text)
     assert responses._scan_upset(template, text, {}) == bool(plain_anger.search(text.lower()) or shouted)

@@ -14,9 +14,9 @@ sessions served from different threads have their own.
 Long requests yield to short ones. A request that has simulated :data:`HEAVY_AFTER_TICKETS` tickets
 is *heavy*: heavy requests take turns (one at a time, process-wide, in the order they asked), each
 turn works for :data:`HEAVY_SLICE_SECONDS`, and no turn starts within :data:`HEAVY_PAUSE_SECONDS` of
-the last one's end, so all heavy work together gets at most a fifteenth of the interpreter, however many requests run
-away at once. A client's ordinary step (a few tickets) is never heavy, and keeps its latency while
-runaway requests run out their budget.
+the last one's end, so all heavy work together gets at most a fifteenth of the interpreter, however
+many requests run away at once. A client's ordinary step (a few tickets) is never heavy, and keeps its
+latency while runaway requests run out their budget.
 """
 
 from __future__ import annotations
