@@ -326,22 +326,25 @@ def main() -> None:
 def run_contenders(args: argparse.Namespace, before: BeforeCode | None) -> None:
     """The full run: every contender in interleaved rounds, the best of each, the ratios and targets."""
     n = args.tickets
-    day_seed = [first_day_seed(0, n // 4)]  # this round's standard_day shifts, the same for both codes
-    contenders = {
-        "bare SimPy M/M/c": lambda: bare_simpy(n),
-        "ciw M/M/c": lambda: ciw_reference(n),
-        "simulate mmc": lambda: csr_marl_run("mmc", n),
-        "simulate standard_day": lambda: csr_marl_run("standard_day", n // 4, day_seed[0]),
-    }
-    if before is not None:
-        contenders[f"standard_day at {before.commit}"] = lambda: before(n // 4, day_seed[0])
+
+    def contenders(seed: int) -> dict[str, Callable[[], float]]:
+        """A round's contenders; ``seed``: its standard_day shifts, the same for both codes."""
+        runs = {
+            "bare SimPy M/M/c": lambda: bare_simpy(n),
+            "ciw M/M/c": lambda: ciw_reference(n),
+            "simulate mmc": lambda: csr_marl_run("mmc", n),
+            "simulate standard_day": lambda: csr_marl_run("standard_day", n // 4, seed),
+        }
+        if before is not None:
+            runs[f"standard_day at {before.commit}"] = lambda: before(n // 4, seed)
+        return runs
+
     # A shared host's speed drifts by tens of percent between minutes: interleave the contenders and
     # keep each one's best round, so a slow spell does not land on one side of a ratio only.
-    figures = dict.fromkeys(contenders, 0.0)
+    figures = dict.fromkeys(contenders(0), 0.0)
     width = max(map(len, figures))
     for round_ in range(args.rounds):
-        day_seed[0] = first_day_seed(round_, n // 4)
-        for name, run in contenders.items():
+        for name, run in contenders(first_day_seed(round_, n // 4)).items():
             figures[name] = max(figures[name], fresh_heap(run))
         print(f"round {round_ + 1}: " + ", ".join(f"{name} {rate:,.0f}/s" for name, rate in figures.items()), flush=True)
     print(f"best of {args.rounds} interleaved round(s):")
