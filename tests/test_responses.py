@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from csr_marl import load_scenario
-from csr_marl.config.domain import FACT_REVEALED_BY
+from csr_marl.config.domain import DIAGNOSTIC_TOOLS, FACT_REVEALED_BY, RESOLVER_WORK_TOOLS, SPECIALIST_WORK_TOOLS
 from csr_marl.policies import make_policy
 from csr_marl.sim import responses
+from csr_marl.sim import reply_wording as wording
 from csr_marl.sim.center import ContactCenter
 from csr_marl.sim.decisions import Phase
 from csr_marl.sim.responses import (
@@ -432,8 +433,8 @@ def test_grade_documented_is_cached(drawn, monkeypatch) -> None:
     ticket = at(pick(drawn, "shipping.where_is_my_order", {"order_status": "lost"}))
     first = grade_documented(ticket)
     calls = []
-    real = responses.grade_reply
-    monkeypatch.setattr(responses, "grade_reply", lambda t, m: calls.append(m) or real(t, m))
+    real = responses._grade
+    monkeypatch.setattr(responses, "_grade", lambda t, m, echo_guard: calls.append(m) or real(t, m, echo_guard))
     hits, misses, _ = documented_cache_info()
     assert grade_documented(ticket) is first
     twin = next(at(t) for t in drawn if t.case is ticket.case and t.customer != ticket.customer
@@ -442,8 +443,45 @@ def test_grade_documented_is_cached(drawn, monkeypatch) -> None:
     assert calls == []
     assert documented_cache_info()[:2] == (hits + 2, misses)
     wasted = at(ticket, ["check_order_status", "reset_account"])  # a state no other test grades
-    assert grade_documented(wasted) == real(wasted, documented_reply(wasted))
-    assert len(calls) == 1 and documented_cache_info().misses == misses + 1
+    assert grade_documented(wasted) == grade_reply(wasted, documented_reply(wasted))
+    assert len(calls) == 2 and documented_cache_info().misses == misses + 1
+
+
+def test_diagnostic_tools_have_no_wording_of_their_own() -> None:
+    # grade_documented's key keeps only the work tools of `done`: a diagnostic reaches the grade only
+    # through what it revealed and `resolvable`, as long as it has no sentence, item, claim or refund words.
+    worded = {*wording.ACTIONS, *wording.ACTION_WORDS, *wording.REFUND_TOOLS, *wording.SHIPPING_WORDS,
+              *(tool for tools, _, _ in wording.CLAIMS.values() for tool in tools)}
+    assert DIAGNOSTIC_TOOLS and not DIAGNOSTIC_TOOLS & worded
+
+
+def test_grade_documented_is_exact_after_any_steps_in_any_order(drawn) -> None:
+    # Wasted diagnostics, steps in any order, work tools of the other stage, tickets of every template
+    # of a category sharing cache entries: the cached grade is always the documented reply's own.
+    rng = np.random.default_rng(5)
+    tools = sorted(DIAGNOSTIC_TOOLS | RESOLVER_WORK_TOOLS | SPECIALIST_WORK_TOOLS)
+    misses = documented_cache_info().misses
+    for ticket in drawn[:2500]:
+        done = [str(t) for t in rng.permutation(tools)[:rng.integers(0, 6)]]
+        state = at(ticket, done, stage=str(rng.choice(["resolver", "escalation"])),
+                   sentiment=float(rng.choice([0.0, -0.7])), contact=int(rng.integers(0, 2)))
+        revealed = state.revealed  # in the order the steps revealed it, as in a run
+        in_order = sorted(revealed, key=lambda fact: done.index(FACT_REVEALED_BY[fact]))
+        state.revealed = {fact: revealed[fact] for fact in in_order}
+        assert grade_documented(state) == grade_reply(state, documented_reply(state)), (state, done)
+    assert documented_cache_info().misses - misses < 2000  # the key shares entries, or this tests nothing
+
+
+def test_the_documented_reply_is_graded_without_the_echo_guard(drawn) -> None:
+    ticket = at(pick(drawn, "billing.double_charge", {"payment_status": "duplicate_capture"}))
+    copier = copy.copy(ticket)
+    copier.text = documented_reply(ticket)  # a customer who wrote the reply the environment writes
+    copier.grade_key = None
+    echoed = grade_reply(copier, documented_reply(copier))
+    assert any(note.startswith("echo") for note in echoed.notes)
+    documented = grade_documented(copier)
+    assert not any(note.startswith("echo") for note in documented.notes)
+    assert documented == grade_documented(ticket) == grade_reply(ticket, documented_reply(ticket))
 
 
 def test_documented_replies_of_a_heuristic_run_score_by_resolution() -> None:

@@ -60,7 +60,7 @@ product of the factors that apply is ``ReplyGrade.factor``, each with a note):
   lookups did not reveal for this ticket (a "pending hold" on a duplicate capture, "in transit" on a
   payment): a reply that lists every possible finding is graded as the false claim it is;
 * ``echo`` x0.2 -- at least half of the reply's three-word phrases come from the customer's own
-  message.
+  message (an agent's own reply only: the documented reply below is the environment's wording).
 
 **Upset** (:func:`is_upset`): sentiment below :data:`UPSET_BELOW` (-0.3, the default of
 ``customers.sentiment.upset_below``), a returning contact (``contact > 0``), or anger or urgency in the
@@ -279,6 +279,10 @@ def grade_reply(ticket: Ticket, message: str) -> ReplyGrade:
     """Grade ``message`` as the reply that closes ``ticket`` (module docstring)."""
     if not isinstance(message, str):
         raise TypeError(f"respond_user message must be a string, got {type(message).__name__}")
+    return _grade(ticket, message, echo_guard=True)
+
+
+def _grade(ticket: Ticket, message: str, echo_guard: bool) -> ReplyGrade:
     low = message.lower()
     words = _WORD.findall(low)
     clauses = _CLAUSE.split(low)
@@ -349,7 +353,7 @@ def grade_reply(ticket: Ticket, message: str) -> ReplyGrade:
     false_findings = _false_findings(affirmed, ticket.revealed, done)
     if len(false_findings) >= 2:
         guards.append(("false findings", f"states findings this ticket does not have ({', '.join(false_findings[:4])})"))
-    if _echoes(words, ticket.text):
+    if echo_guard and _echoes(words, ticket.text):
         guards.append(("echo", "repeats the customer's own message"))
     for guard, why in guards:
         factor *= GUARDS[guard]
@@ -566,24 +570,40 @@ def documented_reply(ticket: Ticket) -> str:
 _DOCUMENTED: dict[tuple, ReplyGrade] = {}
 _STATS = [0, 0]  # hits, misses
 _CACHE_LIMIT = 65536
+# The documented grade reads ``done`` only through the work tools' sentences and resolution items (in
+# their order), the claims and false findings (as a set of tools) and ``resolvable``: a diagnostic tool
+# has no sentence, item, claim or finding words of its own, and what it revealed is in the key. So the
+# key keeps the work tools only; this holds as long as no diagnostic tool has wording of its own
+# (tests/test_responses.py checks that it has none).
 
 
 def grade_documented(ticket: Ticket, resolvable: bool | None = None) -> ReplyGrade:
-    """``grade_reply(ticket, documented_reply(ticket))``, cached by everything that grade depends on:
-    template, steps done, revealed facts, upset, resolvable, and which of the name, identifiers and
-    amount the ticket has (their values never change the documented reply's grade). The case and the
-    stage reach the grade only through ``resolvable``, so they are not part of the key: tickets of two
-    cases of one issue that did and found the same share a grade. ``resolvable`` is
+    """The grade of :func:`documented_reply`: ``grade_reply(ticket, documented_reply(ticket))`` less the
+    ``echo`` guard, which guards an agent's own words against copying the customer's; the documented
+    reply is the environment's wording, never the customer's (no documented reply of the shipped banks
+    echoes its ticket).
+
+    Cached by everything that grade depends on: the category (the ``amount`` part reads it), the work
+    tools done in their order (diagnostics reach the grade only through what they revealed and
+    ``resolvable``), the revealed facts, upset, resolvable, and which of the name, identifiers and
+    amount the ticket has (their values never change the documented reply's grade). The template, the
+    case and the stage reach the grade only through those, so they are not part of the key: tickets of
+    two templates of one category that did and found the same share a grade. ``resolvable`` is
     ``ticket.resolvable()`` when the caller knows it already."""
     fixed = ticket.grade_key
     if fixed is None:  # what never changes for this ticket: worked out once
         slots = ticket.slot_values
         fixed = ticket.grade_key = (
-            ticket.template.id, bool(ticket.customer), "order_id" in slots, "invoice_id" in slots,
+            ticket.true_category, bool(ticket.customer), "order_id" in slots, "invoice_id" in slots,
             "tracking_id" in slots, "ticket_ref" in slots, "amount" in slots,
         )
+    done = ticket.done
+    if DIAGNOSTIC_TOOLS.isdisjoint(done):
+        work = tuple(done)
+    else:
+        work = tuple(tool for tool in done if tool not in DIAGNOSTIC_TOOLS)
     key = (
-        fixed, tuple(ticket.done), tuple(ticket.revealed.items()), is_upset(ticket),
+        fixed, work, tuple(ticket.revealed.items()), is_upset(ticket),
         ticket.resolvable() if resolvable is None else resolvable,
     )
     grade = _DOCUMENTED.get(key)
@@ -591,7 +611,7 @@ def grade_documented(ticket: Ticket, resolvable: bool | None = None) -> ReplyGra
         _STATS[0] += 1
         return grade
     _STATS[1] += 1
-    grade = grade_reply(ticket, documented_reply(ticket))
+    grade = _grade(ticket, documented_reply(ticket), echo_guard=False)
     if len(_DOCUMENTED) >= _CACHE_LIMIT:
         _DOCUMENTED.clear()
     _DOCUMENTED[key] = grade
