@@ -83,6 +83,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 from ..config.domain import DIAGNOSTIC_TOOLS
@@ -131,10 +132,11 @@ class CacheInfo(NamedTuple):
     size: int
 
 
-def _alternation(stems: tuple[str, ...] | list[str]) -> re.Pattern[str]:
+@lru_cache(maxsize=4096)
+def _alternation(stems: tuple[str, ...]) -> re.Pattern[str]:
     """``\\b(?:stem|stem|...)``, the stems grouped by their first letter when each begins with a plain
     one: only the stems of the letter at hand can match there, and they keep their order, so every match
-    is the same, but the engine tries one group per word instead of every stem."""
+    is the same, but the engine tries one group per word instead of every stem. Built once per stems."""
     groups: dict[str, list[str]] = {}
     for stem in stems:
         if not (stem[:1].isalpha() and stem[:1].isascii() and stem[1:2] not in _QUANTIFIERS) or _splits(stem):
