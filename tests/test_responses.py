@@ -430,6 +430,7 @@ def test_grade_documented_is_the_documented_replys_grade_for_tickets_in_any_stat
 
 
 def test_grade_documented_is_cached(drawn, monkeypatch) -> None:
+    monkeypatch.setattr(responses, "_DOCUMENTED", {})  # what other tests graded is not in it
     ticket = at(pick(drawn, "shipping.where_is_my_order", {"order_status": "lost"}))
     first = grade_documented(ticket)
     calls = []
@@ -442,7 +443,7 @@ def test_grade_documented_is_cached(drawn, monkeypatch) -> None:
     assert grade_documented(twin) is first
     assert calls == []
     assert documented_cache_info()[:2] == (hits + 2, misses)
-    wasted = at(ticket, ["check_order_status", "reset_account"])  # a state no other test grades
+    wasted = at(ticket, ["check_order_status", "reset_account"])  # a state not graded above
     assert grade_documented(wasted) == grade_reply(wasted, documented_reply(wasted))
     assert len(calls) == 2 and documented_cache_info().misses == misses + 1
 
