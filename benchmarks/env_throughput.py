@@ -44,6 +44,7 @@ import simpy
 from core_throughput import bare_simpy  # the same reference as the core benchmark
 
 import csr_marl
+from csr_marl.config.scenario import Scenario
 from csr_marl.policies import make_policy
 from csr_marl.sim.center import ContactCenter
 
@@ -121,9 +122,9 @@ def parallel_run(scenario: str, steps: int, seed: int = 0) -> tuple[float, float
     return decisions / elapsed, agent_steps / elapsed, tickets / elapsed
 
 
-def core_run(scenario: str, steps: int, seed: int = 0) -> float:
+def core_run(scenario: str | Scenario, steps: int, seed: int = 0) -> float:
     """The core alone answering the built-in random policy (seeds `seed`, ...): decisions/s (the floor
-    under the env)."""
+    under the env). `scenario`: a name, or a loaded scenario (`env_budget.py`'s what-ifs)."""
     scn = csr_marl.load_scenario(scenario)
     decisions, elapsed = 0, 0.0
     while decisions < steps:
