@@ -11,6 +11,7 @@ policy or resource limits: the provider does not claim those capabilities, so th
 from __future__ import annotations
 
 import hashlib
+import shutil
 import socket
 import subprocess
 import sys
@@ -99,10 +100,29 @@ class LocalProcessProvider:
         return server
 
 
+def source_snapshot(into: Path) -> Path:
+    """The project's files as a checkout has them (tracked, and new files git does not ignore), copied.
+
+    The runner digests the whole tree before and after and rejects a run whose source changed. Other
+    tests running beside this one write into the checkout (``runs/``, hypothesis's database), which are
+    not the project's source, so the runner validates this copy. Without git, the checkout itself."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                                cwd=ROOT, capture_output=True, check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ROOT
+    for name in filter(None, listed.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file():  # a tracked file deleted in the working tree is not there
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, into / name)
+    return into
+
+
 @pytest.mark.slow
 def test_runtime_validation_passes_against_a_local_server(tmp_path: Path) -> None:
     provider = LocalProcessProvider(tmp_path / "server.log")
-    report = run_validation(ROOT, max_level=Level.RUNTIME, provider=provider)
+    report = run_validation(source_snapshot(tmp_path / "source"), max_level=Level.RUNTIME, provider=provider)
     status = {result.check_id: result.status.value for result in report.results}
     evidence = {result.check_id: result.evidence for result in report.results}
     # why the start failed first: pytest shortens a long message, and the status dict is long
