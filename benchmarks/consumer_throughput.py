@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from core_throughput import cpu_model  # the same machine line as the core benchmark
+from core_throughput import core_build, cpu_model  # the same machine line as the core benchmark
 
 import csr_marl
 import csr_marl.envs
@@ -245,7 +245,7 @@ def main() -> None:
     slowest = min(best, key=lambda name: best[name][1])
     share = csr_marl_share(PATHS[slowest], args.steps)
     lines = [
-        f"csr_marl {csr_marl.__version__} · Python {platform.python_version()} · {platform.machine()} · "
+        f"csr_marl {csr_marl.__version__} ({core_build()}) · Python {platform.python_version()} · {platform.machine()} · "
         f"{cpu_model()} · load average {os.getloadavg()[0]:.2f} · "
         f"best of {args.rounds} interleaved rounds of {args.steps:,} steps · `standard_day`, random legal actions",
         "",

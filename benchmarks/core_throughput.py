@@ -309,8 +309,8 @@ def main() -> None:
                         help=f"the commit standard_day's speed-up is measured against, run beside this code "
                              f"(default {BEFORE_COMMIT}; '' to skip it and use the floor measured elsewhere)")
     args = parser.parse_args()
-    print(f"csr_marl {csr_marl.__version__} · simpy {simpy.__version__} · Python {platform.python_version()} · "
-          f"{platform.machine()} · {cpu_model()} · load average {os.getloadavg()[0]:.2f}")
+    print(f"csr_marl {csr_marl.__version__} ({core_build()}) · simpy {simpy.__version__} · Python "
+          f"{platform.python_version()} · {platform.machine()} · {cpu_model()} · load average {os.getloadavg()[0]:.2f}")
     before = start_before(args.before)  # its warm-up runs beside this process's own
     warm_up()
     before = ready_before(before)
@@ -445,6 +445,14 @@ def quick(rounds: int = 3, n_tickets: int = 100_000, before: Callable[[int, int]
         print(f"{name:<{width}} = {median:5.3f}x (rounds {ratios[0]:.3f}-{ratios[-1]:.3f})   "
               f"target >= {stated}: {_verdict(met)}")
     return 1 if missed else 0
+
+
+def core_build() -> str:
+    """How this csr_marl's core runs: compiled by mypyc (``CSR_MARL_USE_MYPYC=1 pip install .``) or
+    as pure Python (any other install). Figures of the two builds are different measurements."""
+    from csr_marl.sim import COMPILED
+
+    return "core compiled (mypyc)" if COMPILED else "core pure Python"
 
 
 def cpu_model() -> str:

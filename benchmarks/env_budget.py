@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from core_throughput import bare_simpy
+from core_throughput import bare_simpy, core_build
 from env_throughput import FRESH, aec_run, core_run
 
 import csr_marl
@@ -84,7 +84,7 @@ def main() -> None:
             best[name, "aec"] = max(best.get((name, "aec"), 0.0), aec)
             best[name, "core"] = max(best.get((name, "core"), 0.0), core)
     budget = 1e6 / (0.35 * simpy_rate)
-    print(f"csr_marl {csr_marl.__version__} · best of {args.rounds} interleaved rounds of {args.steps:,} agent-steps")
+    print(f"csr_marl {csr_marl.__version__} ({core_build()}) · best of {args.rounds} interleaved rounds of {args.steps:,} agent-steps")
     print(f"bare SimPy M/M/c {simpy_rate:,.0f} customers/s: the AEC target (0.35x) allows {budget:.1f} us a step")
     print("| variant | AEC raw_env | / bare SimPy | us a step | core alone | / bare SimPy | us a decision | env's share |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")

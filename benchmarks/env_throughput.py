@@ -41,7 +41,7 @@ from collections.abc import Callable
 
 import numpy as np
 import simpy
-from core_throughput import bare_simpy  # the same reference as the core benchmark
+from core_throughput import bare_simpy, core_build  # the same reference as the core benchmark
 
 import csr_marl
 from csr_marl.config.scenario import Scenario
@@ -256,7 +256,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=25, help="functions listed per profile")
     args = parser.parse_args()
     n, scenario, rounds = args.steps, args.scenario, max(1, args.rounds)
-    print(f"csr_marl {csr_marl.__version__} · simpy {simpy.__version__} · Python {platform.python_version()} · {platform.machine()}")
+    print(f"csr_marl {csr_marl.__version__} ({core_build()}) · simpy {simpy.__version__} · Python "
+          f"{platform.python_version()} · {platform.machine()}")
     aec_run(csr_marl.raw_env, scenario, 500)  # load the bank first (the timed rounds play other seeds)
     per_round = max(1, n // rounds)
     best: dict[str, tuple[float, ...]] = {}

@@ -11,7 +11,6 @@ policy or resource limits: the provider does not claim those capabilities, so th
 from __future__ import annotations
 
 import hashlib
-import shutil
 import socket
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from checkout import copy_project
 from extras import need
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,22 +101,12 @@ class LocalProcessProvider:
 
 
 def source_snapshot(into: Path) -> Path:
-    """The project's files as a checkout has them (tracked, and new files git does not ignore), copied.
+    """The project's files, copied (``checkout.copy_project``); without git, the checkout itself.
 
     The runner digests the whole tree before and after and rejects a run whose source changed. Other
     tests running beside this one write into the checkout (``runs/``, hypothesis's database), which are
-    not the project's source, so the runner validates this copy. Without git, the checkout itself."""
-    try:
-        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                                cwd=ROOT, capture_output=True, check=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ROOT
-    for name in filter(None, listed.decode().split("\0")):
-        source = ROOT / name
-        if source.is_file():  # a tracked file deleted in the working tree is not there
-            (into / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, into / name)
-    return into
+    not the project's source, so the runner validates this copy."""
+    return copy_project(into) or ROOT
 
 
 @pytest.mark.slow

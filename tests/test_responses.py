@@ -433,19 +433,15 @@ def test_grade_documented_is_cached(drawn, monkeypatch) -> None:
     monkeypatch.setattr(responses, "_DOCUMENTED", {})  # what other tests graded is not in it
     ticket = at(pick(drawn, "shipping.where_is_my_order", {"order_status": "lost"}))
     first = grade_documented(ticket)
-    calls = []
-    real = responses._grade
-    monkeypatch.setattr(responses, "_grade", lambda t, m, echo_guard: calls.append(m) or real(t, m, echo_guard))
-    hits, misses, _ = documented_cache_info()
+    hits, misses, _ = documented_cache_info()  # a miss is a grade worked out (the rubric ran)
     assert grade_documented(ticket) is first
     twin = next(at(t) for t in drawn if t.case is ticket.case and t.customer != ticket.customer
                 and is_upset(t) == is_upset(ticket))  # another customer, the same state
     assert grade_documented(twin) is first
-    assert calls == []
     assert documented_cache_info()[:2] == (hits + 2, misses)
     wasted = at(ticket, ["check_order_status", "reset_account"])  # a state not graded above
     assert grade_documented(wasted) == grade_reply(wasted, documented_reply(wasted))
-    assert len(calls) == 2 and documented_cache_info().misses == misses + 1
+    assert documented_cache_info()[:2] == (hits + 2, misses + 1)
 
 
 def test_diagnostic_tools_have_no_wording_of_their_own() -> None:

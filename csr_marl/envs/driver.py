@@ -25,6 +25,7 @@ from ..sim.center import ContactCenter
 from ..sim.customers import Grader
 from ..sim.decisions import Decision, IllegalActionError
 from ..sim.staff import Staff
+from ..sim.tickets import Refund
 from .layout import Layout
 from .observations import ObservationEncoder
 from .rewards import RewardAccount

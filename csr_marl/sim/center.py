@@ -35,6 +35,7 @@ from ..config.scenario import Scenario
 from .arrivals import arrival_blocks
 from .customers import CustomerModel, Grader
 from .decisions import ASKED, ROLE_TOOLS, Decision, IllegalActionError, Phase
+from .errors import ConservationError
 from .intervals import IntervalKpis, staffed_minutes
 from .kpis import KpiAccumulator, TicketLog, headline_queue_of
 from .queues import TicketQueue
@@ -46,15 +47,11 @@ from .tickets import REFUND_TOOLS, Refund, Ticket, TicketFactory, refund_verdict
 from .work import charge_ticket
 
 
-class ConservationError(AssertionError):
-    """Tickets were created or lost: arrived != resolved + abandoned + closed_unresolved + in_system."""
-
-
 class ContactCenter:
     def __init__(
         self,
         scenario: Scenario,
-        seed: int | None = None,
+        seed: Any = None,  # an int >= 0, a SeedSequence or None (RandomStreams checks it)
         *,
         track_rewards: bool = False,
         log: bool | str | Path = False,
@@ -138,7 +135,7 @@ class ContactCenter:
         self._returns_pending = 0
         self.done = False
         self.end_time: float | None = None
-        self._on_arrival_callbacks = [self._on_arrival]
+        self._on_arrival_callbacks: list[Callable[[Any], None]] = [self._on_arrival]
         self._start_arrivals()
         for staff in self.staff:
             self.env.process(staff_process(self, staff))
@@ -359,8 +356,9 @@ class ContactCenter:
         staff.last_decision = self.env._now
         if decision.phase is Phase.PICK:
             # Take the ticket now, not when the process resumes, so nobody else can pick it.
-            ticket: Ticket | None = decision.slots[action]
-            if ticket.waiting_in is not staff.queue:  # taken (or gone) since the slots were shown
+            shown = decision.slots[action]
+            ticket: Ticket | None = shown
+            if shown.waiting_in is not staff.queue:  # taken (or gone) since the slots were shown
                 ticket = next((t for t in decision.slots if t.waiting_in is staff.queue), None)
             if ticket is not None:
                 self.start_service(staff, ticket)
@@ -383,11 +381,11 @@ class ContactCenter:
         """Arm the arrival event for the next arrival time, or mark the arrivals done."""
         block, i = self._arrival_block, self._arrival_index
         while i == len(block):
-            block = next(self._arrival_blocks, None)  # type: ignore[arg-type]
-            if block is None:
+            following = next(self._arrival_blocks, None)
+            if following is None:
                 self._arrivals_done = True
                 return
-            self._arrival_block, i = block, 0
+            self._arrival_block, block, i = following, following, 0
         self._arrival_index = i + 1
         self._arrival_at = t = block[i]
         event = self._arrival_event
@@ -515,9 +513,10 @@ class ContactCenter:
         odds = self._odds
         if odds is None:
             shares = self.factory.label_shares()
-            odds = self._odds = tuple(  # type: ignore[assignment]
+            categories, routes = (
                 {label: p / (1.0 - p) if p < 1.0 else 0.0 for label, p in share.items()} for share in shares
             )
+            odds = self._odds = (categories, routes)
         return odds
 
     def route_after_triage(self, ticket: Ticket, category: str, priority: str, route: str) -> None:
@@ -637,7 +636,7 @@ class ContactCenter:
             return
         self._returns_pending += 1
         event = self.env.timeout(self._return_delay())
-        event.callbacks.append(lambda _event, old=ticket: self._come_back(old))
+        event.callbacks.append(lambda _event: self._come_back(ticket))
 
     def _come_back(self, old: Ticket) -> None:
         self._returns_pending -= 1

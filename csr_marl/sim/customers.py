@@ -20,14 +20,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Protocol
 
 from ..config.scenario import Sentiment
 from .dialogue import customer_reply
-from .responses import MAX_SCORE, ReplyGrade, grade_documented, grade_reply
+from .responses import MAX_SCORE, grade_documented, grade_reply
 from .tickets import Ticket
 
 
-Grader = Callable[[Ticket, str], ReplyGrade]
+
+
+class Grade(Protocol):
+    """What grading a reply gives: the rubric's ``ReplyGrade``, or another grader's (an LLM judge's)."""
+
+    @property
+    def score(self) -> float: ...  # in [0, MAX_SCORE]
+
+    @property
+    def parts(self) -> dict[str, float]: ...
+
+    @property
+    def notes(self) -> tuple[str, ...]: ...
+
+
+Grader = Callable[[Ticket, str], Grade]
 
 
 class CustomerModel:
@@ -83,7 +99,7 @@ class CustomerModel:
             _move(ticket, -self.sentiment.repeated_question)
         return reply.text, reply.repeated
 
-    def grade(self, ticket: Ticket, message: str | None, resolved: bool) -> ReplyGrade:
+    def grade(self, ticket: Ticket, message: str | None, resolved: bool) -> Grade:
         """Grade the reply that closes the ticket and let the customer react to it (and to the outcome)."""
         grade = grade_documented(ticket, resolved) if message is None else self.grader(ticket, message)
         ticket.grade = grade
@@ -98,4 +114,4 @@ def _move(ticket: Ticket, delta: float) -> None:
     ticket.sentiment = -1.0 if value < -1.0 else 1.0 if value > 1.0 else value
 
 
-__all__ = ["CustomerModel", "Grader"]
+__all__ = ["CustomerModel", "Grade", "Grader"]

@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..config.domain import CATEGORIES, PRIORITIES, RESOLVER_TOOLS, ROUTES, SPECIALIST_TOOLS
 from .tickets import Ticket
-
-if TYPE_CHECKING:
-    from .staff import Staff
 
 ASKED = object()  # what ContactCenter.ask returns when the simulation pauses for a decision
 N_TRIAGE_ACTIONS = len(CATEGORIES) * len(PRIORITIES) * len(ROUTES)
@@ -62,7 +59,7 @@ def decode_triage(action: int) -> tuple[str, str, str]:
 class Decision:
     """A pending decision. ``legal`` lists the action indices the core accepts now."""
 
-    staff: "Staff"
+    staff: Any  # the Staff asking (staff.py imports this module; a compiled dataclass cannot name it)
     phase: Phase
     time: float
     legal: list[int]

@@ -141,7 +141,7 @@ def customer_reply(ticket: Ticket, question: str | None) -> CustomerReply:
     if internal:
         text = ("I don't know -- that's something only you can see on your side, isn't it? "
                 "Can't you check it in your system?")
-    elif value is not None:
+    elif value is not None and fact is not None:  # (a value is only ever read for a fact)
         cues = _account_cue(value) if topic == "account" else _CUES[fact].get(value, ())
         # A value this module has no words for (another bank): what the customer can see of it.
         text = _wording(ticket, _pick(ticket, cues) or _UNSPECIFIC[topic])

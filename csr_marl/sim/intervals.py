@@ -105,7 +105,7 @@ class IntervalKpis:
             start, i = edge, i + 1
 
     # --- results ----------------------------------------------------------------------------------
-    def table(self, staffing: Staffing, warmup: float, end: float, headline_queue: str) -> list[dict[str, float]]:
+    def table(self, staffing: Staffing, warmup: float, end: float, headline_queue: str) -> list[dict[str, int | float]]:
         """One flat row per interval: see :func:`interval_definitions` for each column."""
         rows = []
         for i in range(self.n):
@@ -113,7 +113,7 @@ class IntervalKpis:
             stop = end if i == self._last else min(start + self.width, end)
             if stop <= start:
                 break
-            row: dict[str, float] = {"start_minute": start, "end_minute": stop, "offered": self.arrived[i],
+            row: dict[str, int | float] = {"start_minute": start, "end_minute": stop, "offered": self.arrived[i],
                                      "abandoned": self.abandoned[i]}
             for queue, columns in self.queues.items():
                 offered, answered, in_threshold = columns[_OFFERED][i], columns[_ANSWERED][i], columns[_IN_THRESHOLD][i]
@@ -167,6 +167,6 @@ def interval_definitions(headline_queue: str | None = None, threshold_minutes: f
     }
 
 
-def interval_rows_json(rows: list[dict[str, float]]) -> list[dict[str, Any]]:
+def interval_rows_json(rows: list[dict[str, int | float]]) -> list[dict[str, Any]]:
     """Rows with NaN as None: strict JSON."""
     return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()} for row in rows]

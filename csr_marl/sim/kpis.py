@@ -20,7 +20,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
 from ..config.domain import CATEGORIES, PRIORITIES, ROLES, TIERS
 from ..config.scenario import Scenario
@@ -300,14 +300,14 @@ class KpiAccumulator:
             return 0.0 if not entries else math.nan
         return self.busy[role] / services * entries / self.window_minutes
 
-    def breakdown(self) -> dict[str, dict[str, dict[str, float]]]:
+    def breakdown(self) -> dict[str, dict[str, dict[str, int | float]]]:
         """Counts and rates by priority, tier and category."""
-        out: dict[str, dict[str, dict[str, float]]] = {}
+        out: dict[str, dict[str, dict[str, int | float]]] = {}
         for dim, values in (("priority", PRIORITIES), ("tier", TIERS), ("category", CATEGORIES)):
             out[dim] = {}
             for index, value in enumerate(values):
                 cells = [c for c in range(N_CELLS) if _cell_index(c, dim) == index]
-                row = {name: sum(self.counts[name][c] for c in cells) for name in COUNTS}
+                row: dict[str, int | float] = {name: sum(self.counts[name][c] for c in cells) for name in COUNTS}
                 answered = row["answered"]
                 row["service_level"] = _ratio(row["answered_in_threshold"], row["queued"])
                 row["asa_minutes"] = _ratio(sum(self.answered_wait[c] for c in cells), answered)
@@ -427,13 +427,13 @@ def naming_file(error: OSError, path: str | Path | None) -> OSError:
 class TicketLog:
     """Opt-in per-contact records, kept in memory or streamed to a CSV / JSONL file."""
 
-    FIELDS = (
+    FIELDS: ClassVar[tuple[str, ...]] = (
         "ticket_id", "contact", "arrival", "tier", "category", "priority", "declared_category",
         "declared_priority", "assigned_category", "assigned_priority", "template", "outcome",
         "answered_at", "wait", "end", "escalated", "steps",
     )
 
-    SUFFIXES = (".csv", ".jsonl", ".ndjson")
+    SUFFIXES: ClassVar[tuple[str, ...]] = (".csv", ".jsonl", ".ndjson")
 
     def __init__(self, target: str | Path | None) -> None:
         """Records in memory (``target=None``), or streamed to a file that appears whole at the end.

@@ -44,7 +44,8 @@ def check_seed(seed: object) -> int | None:
 class RandomStreams:
     """Named, independent ``numpy.random.Generator`` streams derived from one root seed."""
 
-    def __init__(self, seed: int | np.random.SeedSequence | None) -> None:
+    def __init__(self, seed: object) -> None:
+        """``seed``: an int >= 0, a ``SeedSequence`` or None (fresh entropy); anything else raises."""
         root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(check_seed(seed))
         self.root = root
         children = root.spawn(len(STREAMS))

@@ -277,8 +277,9 @@ def _shouts(text: str, slot_values: dict[str, str], words_needed: int) -> bool:
 
 
 # --- grading -------------------------------------------------------------------------------------------
-def grade_reply(ticket: Ticket, message: str) -> ReplyGrade:
-    """Grade ``message`` as the reply that closes ``ticket`` (module docstring)."""
+def grade_reply(ticket: Ticket, message: object) -> ReplyGrade:
+    """Grade ``message`` (a str: anything else raises TypeError) as the reply that closes ``ticket``
+    (module docstring)."""
     if not isinstance(message, str):
         raise TypeError(f"respond_user message must be a string, got {type(message).__name__}")
     return _grade(ticket, message, echo_guard=True)
@@ -500,13 +501,13 @@ def _resolution_items(done: tuple[str, ...], revealed: tuple[tuple[str, str], ..
             continue  # diagnostics are stated through what they revealed; ask_customer is talk
         items.append((tool.replace("_", " "), _alternation(stems), True))
     for fact, value in revealed:
-        stems = wording.FINDING_WORDS.get(value) or wording.ACTION_FINDING_WORDS.get(value)
-        if stems is None and value not in wording.FINDINGS:  # a value of another bank: its own words
-            stems = tuple(re.escape(w) for w in value.split("_") if len(w) >= 4) or (re.escape(value),)
-        elif stems is not None:  # the value named as such ("duplicate capture") states it too
-            stems = (*stems, re.escape(value.replace("_", " ")))
-        if stems is not None:
-            items.append((f"{fact.replace('_', ' ')} {value.replace('_', ' ')}", _alternation(stems), False))
+        finding = wording.FINDING_WORDS.get(value) or wording.ACTION_FINDING_WORDS.get(value)
+        if finding is None and value not in wording.FINDINGS:  # a value of another bank: its own words
+            finding = tuple(re.escape(w) for w in value.split("_") if len(w) >= 4) or (re.escape(value),)
+        elif finding is not None:  # the value named as such ("duplicate capture") states it too
+            finding = (*finding, re.escape(value.replace("_", " ")))
+        if finding is not None:
+            items.append((f"{fact.replace('_', ' ')} {value.replace('_', ' ')}", _alternation(finding), False))
     if len(_ITEMS) > 4096:
         _ITEMS.clear()
     _ITEMS[key] = items

@@ -8,7 +8,7 @@ request to the center (see :mod:`csr_marl.sim.decisions`), never a local rule.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generator
+from typing import TYPE_CHECKING, Any, Generator
 
 import simpy
 
@@ -43,7 +43,7 @@ class Staff:
         return f"Staff({self.name}, {self.activity})"
 
 
-Process = Generator[simpy.Event, object, None]
+Process = Generator[simpy.Event, Any, None]
 PICK_ACTIONS = [list(range(k)) for k in range(65)]  # legal pick actions for k visible tickets
 
 
@@ -82,24 +82,25 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
             center.start_service(staff, ticket)
             action = ask(staff, Phase.TRIAGE, center.legal_triage, ticket=ticket)
             if action is ASKED:
-                action = yield center.answer_event
-            category, priority, route = decode_triage(action)  # type: ignore[arg-type]
+                action = yield center.answer_event  # type: ignore[misc]  # set while a decision is asked
+            category, priority, route = decode_triage(action)
             center.score_triage(staff, ticket, category, priority, route)
             staff.activity = "triaging"
             yield timeout(center.triage_time())
             center.route_after_triage(ticket, category, priority, route)
         else:
             slots = queue.visible(center.queue_slots)
-            ticket = ask(staff, Phase.PICK, pick_legal[len(slots)], slots=slots)
-            if ticket is ASKED:
-                ticket = yield center.answer_event
+            picked = ask(staff, Phase.PICK, pick_legal[len(slots)], slots=slots)
+            if picked is ASKED:
+                picked = yield center.answer_event  # type: ignore[misc]
+            ticket = picked
             if ticket is None:  # decision epochs: the pick was withdrawn (queue emptied, or off shift)
                 continue
             while True:  # work the ticket, one tool at a time, until it leaves the staff member's hands
                 action = ask(staff, Phase.WORK, center.legal_work(role, ticket), ticket=ticket)
                 if action is ASKED:
-                    action = yield center.answer_event
-                tool = tools[action - first_tool]  # type: ignore[operator]
+                    action = yield center.answer_event  # type: ignore[misc]
+                tool = tools[action - first_tool]
                 staff.activity = tool
                 yield timeout(tool_time[tool]())
                 ticket.actions += 1

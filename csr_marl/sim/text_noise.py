@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..config.domain import CATEGORIES
@@ -158,17 +159,20 @@ class TextNoise:
         """Which of the variant's typo-able words get one: the gaps between hits are geometric."""
         subject_words, body_words = words
         n = len(subject_words) + len(body_words)
+        hits: Sequence[int]
         if self._typo >= 1.0:
             hits = range(n)
         else:
-            hits, index, u = [], -1, self._u
+            found: list[int] = []
+            index, u = -1, self._u
             while True:
                 index += 1 + int(math.log(1.0 - u()) / self._log_miss)
                 if index >= n:
                     break
-                hits.append(index)
-            if not hits:
+                found.append(index)
+            if not found:
                 return None
+            hits = found
         cut = len(subject_words)
         return [subject_words[i] for i in hits if i < cut], [body_words[i - cut] for i in hits if i >= cut]
 

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from ..config.domain import CATEGORIES, DIAGNOSTIC_TOOLS, PRIORITIES, TIERS, raise_priority
 from ..config.scenario import Scenario
-from ..config.tickets import Requirement, Template, TicketBank
+from ..config.tickets import Case, Requirement, Template, TicketBank
 from .random import RandomStreams, UniformStream, cumulative, infinite_sampler, make_sampler
 from .slots import slot_value
 from .text_noise import TextNoise
@@ -39,6 +39,55 @@ class Ticket:
         # what the rubric reads from the fixed content, worked out once (responses.py)
         "loud", "grade_key",
     )
+
+    # What each slot holds (the annotations type-check every use of a ticket; slots keep it small).
+    id: int
+    contact: int  # 0 for the first contact, 1, 2, ... for a customer who came back
+    arrival: float
+    first_arrival: float
+    tier: str
+    subject: str
+    body: str
+    text: str
+    declared_category: str
+    declared_priority: str
+    assigned_category: str
+    assigned_priority: str
+    revealed: dict[str, str]
+    done: list[str]
+    actions: int
+    stage: str
+    escalated: bool
+    triaged: bool
+    template: Template
+    case: Case
+    requirement: Requirement
+    facts: dict[str, str]
+    true_category: str
+    true_priority: str
+    patience_left: float
+    enqueued_at: float
+    deadline: float
+    waiting_in: Any
+    answered_at: float | None
+    queue_wait: float
+    sla_deadline: float
+    cell: int
+    counted: bool
+    returns: int
+    cache: Any
+    queue_marks: int
+    transfers: int
+    customer: str
+    slot_values: dict[str, str]
+    sentiment: float
+    questions: list[str]
+    dialogue: list[tuple[str, str]]
+    said: str | None
+    grade: Any
+    offered: Refund | None
+    loud: bool | None
+    grade_key: tuple[Any, ...] | None
 
     def __init__(self) -> None:
         self.revealed: dict[str, str] = {}

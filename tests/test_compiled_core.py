@@ -1,0 +1,103 @@
+"""The compiled core (``CSR_MARL_USE_MYPYC=1 pip install .``, tools/csr_marl_build.py): mypyc compiles
+only sources that type-check, the build compiles the modules it says, and a compiled core older than
+its sources says so at import. CI also runs the fast suite against the compiled build (.ci/run)."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import csr_marl.sim
+from checkout import copy_project
+from csr_marl.sim import _build
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import csr_marl_build  # noqa: E402  (the build backend, from the checkout)
+
+
+def test_the_core_type_checks_as_mypyc_needs_it(tmp_path) -> None:
+    # mypyc refuses to compile code mypy rejects, and a wrong annotation becomes a runtime TypeError
+    # in the compiled core: so the sources must type-check, with the flags the build uses.
+    pytest.importorskip("mypy", reason="the dev extra installs mypy")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--ignore-missing-imports", "--follow-imports=silent",
+         "--cache-dir", str(tmp_path), *csr_marl_build.compiled_modules(ROOT)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_build_compiles_the_core_but_what_must_stay_python() -> None:
+    core = {path.name for path in (ROOT / "csr_marl" / "sim").glob("*.py")}
+    assert csr_marl_build.INTERPRETED <= core  # no stale name: each kept file exists
+    compiled = {Path(path).name for path in csr_marl_build.compiled_modules(ROOT)}
+    assert compiled == core - csr_marl_build.INTERPRETED
+    assert {"center.py", "staff.py", "tickets.py", "responses.py"} <= compiled
+
+
+def test_mypy_joins_the_build_only_to_compile(monkeypatch) -> None:
+    monkeypatch.delenv(csr_marl_build.USE_MYPYC, raising=False)
+    assert csr_marl_build.get_requires_for_build_wheel() == []
+    assert csr_marl_build.ext_modules() == []  # the pure-Python package
+    monkeypatch.setenv(csr_marl_build.USE_MYPYC, "1")
+    assert csr_marl_build.get_requires_for_build_editable() == [csr_marl_build.MYPY]
+    monkeypatch.setenv(csr_marl_build.USE_MYPYC, "yes")
+    with pytest.raises(ValueError, match="CSR_MARL_USE_MYPYC must be 1"):
+        csr_marl_build.compiling()
+
+
+def test_a_compiled_module_older_than_its_source_is_named(tmp_path, monkeypatch) -> None:
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    for name, edited in (("fresh", False), ("edited", True), ("orphan", None)):
+        compiled = tmp_path / f"{name}{suffix}"
+        compiled.write_bytes(b"")
+        if edited is not None:
+            source = tmp_path / f"{name}.py"
+            source.write_text("")
+            stamp = compiled.stat().st_mtime + (10 * _build.STALE_AFTER_SECONDS if edited else 0.0)
+            os.utime(source, (stamp, stamp))
+        module = types.ModuleType(f"fakecore.{name}")
+        module.__file__ = str(compiled)
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    assert _build.stale_modules("fakecore") == ["edited.py"]
+    assert _build.stale_modules(csr_marl.sim.__name__) == []  # this checkout's core, whichever build
+
+
+# Tests the compiled core must pass as the sources do: the pinned digests of whole episodes (core, AEC,
+# parallel), and the files whose failures once showed where the compiled core behaved otherwise
+# (annotations narrower than the values: NaN identity, ints made floats, class constants, seeds).
+COMPILED_CHECKS = (
+    "tests/test_identical_results.py", "tests/test_responses.py", "tests/test_sim.py",
+    "tests/test_cli_robustness.py", "tests/test_ticket_bank.py", "tests/test_customers.py",
+    "tests/test_text_noise.py", "tests/test_random.py",
+)
+
+
+@pytest.mark.slow
+def test_the_compiled_core_gives_the_same_results(tmp_path) -> None:
+    pytest.importorskip("mypy", reason="the dev extra installs mypy")
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler: the compiled core cannot be built here")
+    tree = copy_project(tmp_path / "tree")
+    if tree is None:
+        pytest.skip("needs git to copy the checkout's files (the build writes into the tree it compiles)")
+    env = {**os.environ, csr_marl_build.USE_MYPYC: "1", "PYTHONPATH": str(tree / "tools")}
+    built = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tree, env=env,
+                           capture_output=True, text=True, timeout=1200)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env.pop(csr_marl_build.USE_MYPYC, None)
+    which = subprocess.run([sys.executable, "-c", "import csr_marl.sim as s; print(s.COMPILED, s.__file__)"],
+                           cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+    assert which.stdout.split() == ["True", str(tree / "csr_marl" / "sim" / "__init__.py")], which.stderr
+    checks = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *COMPILED_CHECKS],
+                            cwd=tree, env=env, capture_output=True, text=True, timeout=1200)
+    assert checks.returncode == 0, checks.stdout[-6000:]

@@ -1,0 +1,93 @@
+"""csr_marl's build backend: setuptools', and with ``CSR_MARL_USE_MYPYC=1`` the core compiled by mypyc.
+
+``pip install .`` builds the pure-Python package. ``CSR_MARL_USE_MYPYC=1 pip install .`` compiles the
+simulation core (``csr_marl/sim``, but for the modules in :data:`INTERPRETED`) into C extensions with
+mypyc, the compiler mypy and black are built with: the same code, the same results seed for seed, run
+faster (see the benchmarks pages). It needs a C compiler and Python's headers; mypy is added to the
+build environment only then. Compile a plain install, not an editable one: an editable install would
+keep running the compiled modules after their sources change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.machinery
+import os
+from pathlib import Path
+from typing import Any
+
+from setuptools.build_meta import *  # noqa: F401,F403  (every hook this module does not wrap)
+
+USE_MYPYC = "CSR_MARL_USE_MYPYC"
+MYPY = "mypy==2.4.1"  # the version the core is checked and compiled with
+COMPILED_PACKAGE = Path("csr_marl") / "sim"
+
+
+def compiling() -> bool:
+    """Whether this build compiles the core (``CSR_MARL_USE_MYPYC=1``)."""
+    value = os.environ.get(USE_MYPYC, "")
+    if value not in ("", "0", "1"):
+        raise ValueError(f"{USE_MYPYC} must be 1 (compile the core with mypyc), 0 or unset, got {value!r}")
+    return value == "1"
+
+
+# Left as Python: the package's __init__; the modules that define exceptions (a compiled class cannot
+# subclass a built-in exception): errors.py, and work.py (the server's work limits, off the hot path);
+# result.py (one object a run), whose NaNs must be the one math.nan object (SimulationResult).
+# _build.py checks, at import, that the compiled modules still match their sources.
+INTERPRETED = frozenset({"__init__.py", "_build.py", "errors.py", "result.py", "work.py"})
+
+
+def compiled_files(root: Path = Path(".")) -> list[Path]:
+    """What a compiled editable install left in the source tree: the core's extension modules and
+    mypyc's shared library beside the package (``python tools/csr_marl_build.py --clean`` removes them)."""
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    core = [path for path in (root / COMPILED_PACKAGE).iterdir() if path.name.endswith(suffixes)]
+    shared = [path for path in root.glob("*__mypyc*") if path.name.endswith(suffixes)]
+    return sorted(core + shared)
+
+
+def compiled_modules(root: Path = Path(".")) -> list[str]:
+    """The source files mypyc compiles: the core's modules, relative to the project's root."""
+    return sorted(
+        str(path.relative_to(root)) for path in (root / COMPILED_PACKAGE).glob("*.py") if path.name not in INTERPRETED
+    )
+
+
+def ext_modules() -> list[Any]:
+    """setup.py's extension modules: the compiled core, or none for the pure-Python package."""
+    if not compiling():
+        return []
+    from mypyc.build import mypycify
+
+    # The build environment holds mypy alone: the dependencies' types are unknown there (Any).
+    return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *compiled_modules()], opt_level="3")
+
+
+def _build_requires() -> list[str]:
+    # Beyond pyproject.toml's build requirements: mypy, only to compile. (setuptools' own hooks would
+    # run setup.py to ask, which needs mypy already there when compiling; setup.py asks for nothing.)
+    return [MYPY] if compiling() else []
+
+
+def get_requires_for_build_wheel(config_settings: dict[str, Any] | None = None) -> list[str]:
+    return _build_requires()
+
+
+def get_requires_for_build_editable(config_settings: dict[str, Any] | None = None) -> list[str]:
+    return _build_requires()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="The compiled core's files in this checkout.")
+    parser.add_argument("--clean", action="store_true", help="remove them: the core runs from its sources again")
+    args = parser.parse_args()
+    root = Path(__file__).resolve().parents[1]
+    for path in compiled_files(root):
+        if args.clean:
+            path.unlink()
+        print(("removed " if args.clean else "") + str(path.relative_to(root)))
+
+
+if __name__ == "__main__":
+    main()
