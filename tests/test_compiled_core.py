@@ -9,12 +9,10 @@ import os
 import shutil
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
 
-import csr_marl.sim
 from checkout import copy_project
 from csr_marl.sim import _build
 
@@ -36,11 +34,13 @@ def test_the_core_type_checks_as_mypyc_needs_it(tmp_path) -> None:
 
 
 def test_the_build_compiles_the_core_but_what_must_stay_python() -> None:
-    core = {path.name for path in (ROOT / "csr_marl" / "sim").glob("*.py")}
-    assert csr_marl_build.INTERPRETED <= core  # no stale name: each kept file exists
-    compiled = {Path(path).name for path in csr_marl_build.compiled_modules(ROOT)}
-    assert compiled == core - csr_marl_build.INTERPRETED
-    assert {"center.py", "staff.py", "tickets.py", "responses.py"} <= compiled
+    packages = [ROOT / "csr_marl" / "sim", ROOT / "csr_marl" / "policies"]
+    sources = {str(path.relative_to(ROOT)) for package in packages for path in package.glob("*.py")}
+    names = {Path(source).name for source in sources}
+    assert csr_marl_build.INTERPRETED <= names  # no stale name: each kept file exists
+    compiled = set(csr_marl_build.compiled_modules(ROOT))
+    assert compiled == {source for source in sources if Path(source).name not in csr_marl_build.INTERPRETED}
+    assert {"csr_marl/sim/center.py", "csr_marl/sim/staff.py", "csr_marl/policies/heuristic.py"} <= compiled
 
 
 def test_mypy_joins_the_build_only_to_compile(monkeypatch) -> None:
@@ -54,21 +54,21 @@ def test_mypy_joins_the_build_only_to_compile(monkeypatch) -> None:
         csr_marl_build.compiling()
 
 
-def test_a_compiled_module_older_than_its_source_is_named(tmp_path, monkeypatch) -> None:
+def test_a_compiled_module_older_than_its_source_is_named(tmp_path) -> None:
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    for package in _build.PACKAGES:
+        (tmp_path / package).mkdir()
     for name, edited in (("fresh", False), ("edited", True), ("orphan", None)):
-        compiled = tmp_path / f"{name}{suffix}"
+        compiled = tmp_path / "sim" / f"{name}{suffix}"
         compiled.write_bytes(b"")
         if edited is not None:
-            source = tmp_path / f"{name}.py"
+            source = compiled.with_name(f"{name}.py")
             source.write_text("")
             stamp = compiled.stat().st_mtime + (10 * _build.STALE_AFTER_SECONDS if edited else 0.0)
             os.utime(source, (stamp, stamp))
-        module = types.ModuleType(f"fakecore.{name}")
-        module.__file__ = str(compiled)
-        monkeypatch.setitem(sys.modules, module.__name__, module)
-    assert _build.stale_modules("fakecore") == ["edited.py"]
-    assert _build.stale_modules(csr_marl.sim.__name__) == []  # this checkout's core, whichever build
+    (tmp_path / "policies" / "heuristic.py").write_text("")  # a source with nothing compiled: the pure build
+    assert _build.stale_modules(tmp_path) == ["sim/edited.py"]
+    assert _build.stale_modules() == []  # this checkout's core, whichever build it runs
 
 
 # Tests the compiled core must pass as the sources do: the pinned digests of whole episodes (core, AEC,

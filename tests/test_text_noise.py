@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from types import SimpleNamespace
 
 import pytest
 
@@ -12,7 +11,7 @@ import csr_marl
 from csr_marl.config import ScenarioError
 from csr_marl.config.tickets import SLOT_PATTERN
 from csr_marl.policies import make_policy
-from csr_marl.sim import ContactCenter
+from csr_marl.sim import ContactCenter, Decision, Phase
 from csr_marl.sim.text_noise import MIXED_LEADS, STATED_CATEGORY, STATED_PRIORITY, second_topic
 
 N = 4000
@@ -221,8 +220,8 @@ def test_when_no_known_case_fits_the_findings_the_heuristic_follows_the_playbook
     policy = make_policy("heuristic", scn, None)
     assert "over_refund_limit" not in {c.facts.get("payment_status") for c in ticket.template.cases}
     ticket.revealed, ticket.done = {"payment_status": "over_refund_limit"}, ["check_payment"]
-    resolver, desk = (
-        SimpleNamespace(ticket=ticket, role=role, staff=SimpleNamespace(role=role)) for role in ("resolver", "escalation")
+    resolver, desk = (  # a decision as the core asks it (the compiled core checks it is one)
+        Decision(center.staff_by_role[role][0], Phase.WORK, 0.0, [], ticket) for role in ("resolver", "escalation")
     )
     assert policy.next_tool(resolver) == "initiate_refund"
     ticket.done.append("initiate_refund")

@@ -1,11 +1,13 @@
 """csr_marl's build backend: setuptools', and with ``CSR_MARL_USE_MYPYC=1`` the core compiled by mypyc.
 
-``pip install .`` builds the pure-Python package. ``CSR_MARL_USE_MYPYC=1 pip install .`` compiles the
-simulation core (``csr_marl/sim``, but for the modules in :data:`INTERPRETED`) into C extensions with
-mypyc, the compiler mypy and black are built with: the same code, the same results seed for seed, run
-faster (see the benchmarks pages). It needs a C compiler and Python's headers; mypy is added to the
-build environment only then. Compile a plain install, not an editable one: an editable install would
-keep running the compiled modules after their sources change.
+``pip install -e .`` builds the pure-Python package. ``CSR_MARL_USE_MYPYC=1 pip install -e .`` compiles
+the simulation core and the built-in policies (``csr_marl/sim``, ``csr_marl/policies``, but for the
+modules in :data:`INTERPRETED`) into C extensions with mypyc, the compiler mypy and black are built
+with: the same code, the same results seed for seed, run faster (see the benchmarks pages). It needs a
+C compiler and Python's headers; mypy is added to the build environment only then. An editable install
+puts the compiled modules beside their sources, and Python imports them first: after editing the core,
+rebuild, or remove them (``python tools/csr_marl_build.py --clean``). A compiled module older than its
+source warns at import.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from setuptools.build_meta import *  # noqa: F401,F403  (every hook this module 
 
 USE_MYPYC = "CSR_MARL_USE_MYPYC"
 MYPY = "mypy==2.4.1"  # the version the core is checked and compiled with
-COMPILED_PACKAGE = Path("csr_marl") / "sim"
+# What is compiled: every module of these packages but those left as Python (INTERPRETED).
+COMPILED_PACKAGES = (Path("csr_marl") / "sim", Path("csr_marl") / "policies")
 
 
 def compiling() -> bool:
@@ -31,26 +34,28 @@ def compiling() -> bool:
     return value == "1"
 
 
-# Left as Python: the package's __init__; the modules that define exceptions (a compiled class cannot
+# Left as Python: the packages' __init__; the modules that define exceptions (a compiled class cannot
 # subclass a built-in exception): errors.py, and work.py (the server's work limits, off the hot path);
-# result.py (one object a run), whose NaNs must be the one math.nan object (SimulationResult).
-# _build.py checks, at import, that the compiled modules still match their sources.
-INTERPRETED = frozenset({"__init__.py", "_build.py", "errors.py", "result.py", "work.py"})
+# result.py (one object a run), whose NaNs must be the one math.nan object (SimulationResult);
+# _build.py, which checks at import that the compiled modules still match their sources; and
+# baselines.py (the text classifier's policy: scikit-learn does its work).
+INTERPRETED = frozenset({"__init__.py", "_build.py", "errors.py", "result.py", "work.py", "baselines.py"})
 
 
 def compiled_files(root: Path = Path(".")) -> list[Path]:
     """What a compiled editable install left in the source tree: the core's extension modules and
     mypyc's shared library beside the package (``python tools/csr_marl_build.py --clean`` removes them)."""
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-    core = [path for path in (root / COMPILED_PACKAGE).iterdir() if path.name.endswith(suffixes)]
-    shared = [path for path in root.glob("*__mypyc*") if path.name.endswith(suffixes)]
-    return sorted(core + shared)
+    built = [path for package in COMPILED_PACKAGES for path in (root / package).iterdir()]
+    built += root.glob("*__mypyc*")
+    return sorted(path for path in built if path.name.endswith(suffixes))
 
 
 def compiled_modules(root: Path = Path(".")) -> list[str]:
-    """The source files mypyc compiles: the core's modules, relative to the project's root."""
+    """The source files mypyc compiles, relative to the project's root."""
     return sorted(
-        str(path.relative_to(root)) for path in (root / COMPILED_PACKAGE).glob("*.py") if path.name not in INTERPRETED
+        str(path.relative_to(root))
+        for package in COMPILED_PACKAGES for path in (root / package).glob("*.py") if path.name not in INTERPRETED
     )
 
 

@@ -74,7 +74,7 @@ class KnowledgeBase:
         self._rows = {word: r for r, word in enumerate(informative)}
         weights = np.zeros((len(informative), n))
         for i, (words, _) in enumerate(variants):
-            for word in words & self._rows.keys():
+            for word in words.intersection(self._rows):
                 weights[self._rows[word], i] = (math.log(n / document_frequency[word]) + 1.0) ** idf_power
         norms = np.sqrt(weights.sum(axis=0))
         self._weights = weights / np.where(norms > 0, norms, 1.0)
@@ -112,8 +112,7 @@ class KnowledgeBase:
             # Each known word has a row of its own, so the text's rows are the rows of its distinct
             # words, found without first collecting the words themselves.
             get = self._rows.get
-            found = {get(word) for word in _WORD.findall(key.lower())}
-            found.discard(None)
+            found = {row for word in _WORD.findall(key.lower()) if (row := get(word)) is not None}
             # Summed in one order: a set's order follows the process's string hash seed.
             best = int(self._weights[sorted(found)].sum(axis=0).argmax()) if found else 0
             template = self._cache[key] = self._templates[best]
@@ -170,7 +169,8 @@ class HeuristicPolicy:
     knowledge = "train"  # the part of the bank the knowledge base is built from
     # How it weighs words: chosen on a validation split of train templates (benchmarks/tune_ladder.py),
     # for wordings it never saw. Every word counts, with its plain IDF weight.
-    informative_share, idf_power = 1.0, 1.0
+    informative_share = 1.0
+    idf_power = 1.0
 
     def __init__(self, scenario: Scenario, rng: np.random.Generator | None = None) -> None:
         self.kb = KnowledgeBase.for_bank(
@@ -246,7 +246,8 @@ class FifoPolicy(HeuristicPolicy):
     """The heuristic, except that staff take the longest-waiting visible ticket, ignoring priority."""
 
     def pick(self, decision: Decision) -> int:
-        return min(range(len(decision.slots)), key=lambda i: decision.slots[i].arrival)
+        arrivals = [ticket.arrival for ticket in decision.slots]
+        return arrivals.index(min(arrivals))  # the first of the longest-waiting
 
 
 @register("escalate_all")
@@ -279,7 +280,8 @@ class FullKnowledgeHeuristic(HeuristicPolicy):
     knowledge = "all"
     # Its knowledge base holds every wording it meets, so it keeps the settings that match known text
     # (the analyst's studies and their pinned results were made with them).
-    informative_share, idf_power = 0.25, 2.0
+    informative_share = 0.25
+    idf_power = 2.0
 
 
 __all__ = [
