@@ -17,7 +17,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 
 # Only what the package needs: no virtual environments, results or caches from the build context.
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
+COPY tools ./tools
 COPY csr_marl ./csr_marl
 COPY scenarios ./scenarios
 COPY configs ./configs
