@@ -41,6 +41,8 @@ def test_the_build_compiles_the_core_but_what_must_stay_python() -> None:
     compiled = set(csr_marl_build.compiled_modules(ROOT))
     assert compiled == {source for source in sources if Path(source).name not in csr_marl_build.INTERPRETED}
     assert {"csr_marl/sim/center.py", "csr_marl/sim/staff.py", "csr_marl/policies/heuristic.py"} <= compiled
+    # the staleness check at import looks where the build compiles
+    assert [str(package) for package in csr_marl_build.COMPILED_PACKAGES] == [f"csr_marl/{p}" for p in _build.PACKAGES]
 
 
 def test_mypy_joins_the_build_only_to_compile(monkeypatch) -> None:

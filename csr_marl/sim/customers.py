@@ -28,8 +28,6 @@ from .responses import MAX_SCORE, grade_documented, grade_reply
 from .tickets import Ticket
 
 
-
-
 class Grade(Protocol):
     """What grading a reply gives: the rubric's ``ReplyGrade``, or another grader's (an LLM judge's)."""
 
