@@ -10,6 +10,22 @@ dumped after it):
 * wrapped: the same through `csr_marl.env()`.
 
     python benchmarks/env_instructions.py             # needs valgrind; about two minutes
+    python benchmarks/env_instructions.py --parts     # + where raw_env's own instructions go (four more)
+
+`--parts` replays `raw_env` four more ways, each adding one read to the step alone, and so splits the
+environment's own instructions into what every step costs it:
+
+* step: `step()` alone (the agent's flags read from `terminations` / `truncations`, no `last()`);
+* info: plus `infos[agent]` (the mask, the reward components, the info dict);
+* observation: plus `observe(agent)`;
+* text features: the observation's share that is the ticket text's hashing, measured as `raw` with
+  the encoder's hasher answering a constant (the what-if of text that costs nothing);
+* `last()`'s own: `raw` less all of the above (the cumulative reward, PettingZoo's `last()` itself).
+
+Each process first plays one episode of another seed per replayed seed, uncounted (the core: through
+a throwaway env), so the count is of the steady state: the bank's tables, the content caches and the
+env's text pieces warm, as in the later episodes of any run. (Before 2026-11-27 the count began cold,
+which added about 16,000 instructions a step to the env's share and more to the text features'.)
 
 Instructions are not time (cache misses and branch mispredictions do not show), but they are exact
 and repeatable: use them to compare two versions of the environment, and the wall-clock ratios of
@@ -26,12 +42,14 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import csr_marl
 from csr_marl.sim.center import ContactCenter
 
 SCENARIO, SEEDS = "standard_day", (0, 1)
 CONTENDERS = ("core", "raw", "wrapped")
+PARTS = ("step", "info", "observation", "no_text")  # --parts: raw_env's reads, one added at a time
 
 
 def record() -> list[list[int]]:
@@ -53,6 +71,17 @@ def record() -> list[list[int]]:
     return runs
 
 
+def warm(env: Any, seed: int) -> None:
+    """One episode of a random masked team, every observation and info read (outside the count)."""
+    from env_throughput import RandomMasked
+
+    policy = RandomMasked(seed)
+    env.reset(seed=seed)
+    for agent in env.agent_iter():
+        observation, _, terminated, truncated, info = env.last()
+        env.step(None if terminated or truncated else policy(info["action_mask"]))
+
+
 def replay(contender: str, runs: list[list[int]]) -> None:
     """Replay ``runs``, counting only the replay (run under callgrind by :func:`main`)."""
 
@@ -60,9 +89,18 @@ def replay(contender: str, runs: list[list[int]]) -> None:
         subprocess.run(["callgrind_control", flag, str(os.getpid())], check=True, capture_output=True)
 
     scenario = csr_marl.load_scenario(SCENARIO)
-    make = csr_marl.raw_env if contender == "raw" else csr_marl.env
+    make = csr_marl.env if contender == "wrapped" else csr_marl.raw_env
     envs = [make(SCENARIO) for _ in runs] if contender != "core" else []
+    if contender == "no_text":  # the what-if: every ticket's text features cost nothing
+        for env in envs:
+            encoder = env.unwrapped._driver.encoder
+            encoder.hasher = lambda text, zeros=[0.0] * encoder.hasher.n: zeros.copy()
     centers = [ContactCenter(scenario, seed, track_rewards=True) for seed in SEEDS] if contender == "core" else []
+    # Steady state, outside the count: each env (for the core, a throwaway one) first plays an episode of
+    # another seed, as any env has played many before a training run's later steps: the bank's tables,
+    # the caches of content (reply grades, knowledge-base matches) and the env's text pieces are warm.
+    for k in range(len(SEEDS)):
+        warm(envs[k] if envs else csr_marl.raw_env(SCENARIO), max(SEEDS) + 1 + k)
     callgrind("-z")
     for k, actions in enumerate(runs):
         if contender == "core":
@@ -73,10 +111,18 @@ def replay(contender: str, runs: list[list[int]]) -> None:
             continue
         env, turns = envs[k], iter(actions)
         env.reset(seed=SEEDS[k])
-        for _ in env.agent_iter():
-            _, _, terminated, truncated, info = env.last()
-            info["action_mask"]
-            env.step(None if terminated or truncated else next(turns))
+        if contender in ("raw", "wrapped", "no_text"):
+            for _ in env.agent_iter():
+                _, _, terminated, truncated, info = env.last()
+                info["action_mask"]
+                env.step(None if terminated or truncated else next(turns))
+            continue
+        for agent in env.agent_iter():  # the parts: the step, plus one read at a time
+            if contender != "step":
+                env.infos[agent]["action_mask"]
+            if contender == "observation":
+                env.observe(agent)
+            env.step(None if env.terminations[agent] or env.truncations[agent] else next(turns))
     callgrind("-d")
 
 
@@ -96,6 +142,7 @@ def count(contender: str, runs_file: Path, out_dir: Path) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--child", nargs=2, metavar=("CONTENDER", "RUNS"), help=argparse.SUPPRESS)
+    parser.add_argument("--parts", action="store_true", help="also split raw_env's own instructions by what a step reads")
     args = parser.parse_args()
     if args.child:
         contender, runs_file = args.child
@@ -108,12 +155,32 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         runs_file = Path(tmp) / "runs.json"
         runs_file.write_text(json.dumps(runs))
-        per_step = {c: count(c, runs_file, Path(tmp)) / steps for c in CONTENDERS}
+        contenders = CONTENDERS + (PARTS if args.parts else ())
+        per_step = {c: count(c, runs_file, Path(tmp)) / steps for c in contenders}
     print(f"{SCENARIO}, seeds {SEEDS}: {steps:,} decisions replayed; instructions per AEC step (callgrind)")
     core = per_step["core"]
     for contender in CONTENDERS:
         extra = "" if contender == "core" else f"   env overhead {per_step[contender] - core:>9,.0f} ({per_step[contender] / core:.2f}x core)"
         print(f"{contender:<8} {per_step[contender]:>9,.0f}{extra}")
+    if args.parts:
+        print(parts_table(per_step))
+
+
+def parts_table(per_step: dict[str, float]) -> str:
+    """raw_env's own instructions a step, by what the step reads (markdown)."""
+    own = per_step["raw"] - per_step["core"]
+    text = per_step["raw"] - per_step["no_text"]
+    rows = (
+        ("step() alone (acting, the reward account, PettingZoo's turn)", per_step["step"] - per_step["core"]),
+        ("infos[agent] (mask, reward components, the dict)", per_step["info"] - per_step["step"]),
+        ("observe(agent), less the text features", per_step["observation"] - per_step["info"] - text),
+        ("the ticket text's features (hashing, once a ticket)", text),
+        ("last()'s own (cumulative reward, PettingZoo's last)", per_step["raw"] - per_step["observation"]),
+    )
+    lines = ["", "| raw_env's own instructions a step | instructions | share |", "|---|---:|---:|"]
+    lines += [f"| {name} | {value:,.0f} | {value / own:.0%} |" for name, value in rows]
+    lines.append(f"| all | {own:,.0f} | 100% |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

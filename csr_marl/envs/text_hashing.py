@@ -35,10 +35,10 @@ class TextHasher:
         self.n = n
         self.chars = chars
         self._grams: dict[str, list[tuple[int, float]]] = {}
-        self._slots: dict[str, tuple[int, float]] = {}
+        self._slots: dict[str, tuple[int, int]] = {}  # word -> (feature, sign +1 or -1)
         self._texts: dict[bytes, tuple[float, ...]] = {}
         # ASCII pieces: the slot of a piece that is one token, else a list of its tokens' slots
-        self._pieces: dict[bytes, tuple[int, float] | list[tuple[int, float]]] = {}
+        self._pieces: dict[bytes, tuple[int, int] | list[tuple[int, int]]] = {}
 
     def __call__(self, text: str) -> list[float]:
         # In UTF-8, bytes 0x30-0x39 are only ever ASCII digits, which the tokenizer treats alike.
@@ -96,7 +96,7 @@ class TextHasher:
         if len(slots) >= _TOKEN_CACHE_LIMIT or len(self._pieces) >= _TOKEN_CACHE_LIMIT:
             slots.clear()
             self._pieces.clear()
-        counts = [0.0] * self.n
+        counts = [0] * self.n
         if text.isascii():
             # Split at every character no token holds, with digits folded to 0 (numbers are one
             # token): a piece's tokens are then the same as in the text, and pieces repeat.
@@ -114,19 +114,18 @@ class TextHasher:
             for word in _WORD.findall(text.lower()):
                 index, sign = slots.get(word) or self._slot(word)
                 counts[index] += sign
+        # Whole numbers: the sum of squares is exact, and so is each count's conversion to float.
         norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
-        # A few distinct counts (whole numbers, never -0.0): one float object per quotient.
-        quotients = {c: c / norm for c in set(counts)}
-        return [quotients[c] for c in counts]
+        return [c / norm for c in counts]
 
-    def _piece(self, piece: bytes) -> tuple[int, float] | list[tuple[int, float]]:
+    def _piece(self, piece: bytes) -> tuple[int, int] | list[tuple[int, int]]:
         """The slot of a piece that is one token, else the slots of its tokens."""
         slots = self._slots
         words = _WORD.findall(piece.decode("ascii"))
         found = [slots.get(word) or self._slot(word) for word in words]
         return found[0] if len(words) == 1 and len(words[0]) == len(piece) else found
 
-    def _slot(self, word: str) -> tuple[int, float]:
+    def _slot(self, word: str) -> tuple[int, int]:
         h = zlib.crc32(b"0" if word[0].isdigit() else word.encode())
-        slot = self._slots[word] = (h % self.n, 1.0 if h & 0x80000000 else -1.0)
+        slot = self._slots[word] = (h % self.n, 1 if h & 0x80000000 else -1)
         return slot
