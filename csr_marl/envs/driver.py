@@ -28,7 +28,7 @@ from ..sim.staff import Staff
 from ..sim.tickets import Refund
 from .layout import Layout
 from .observations import ObservationEncoder
-from .rewards import RewardAccount
+from .rewards import RewardAccount, _plus_own
 
 ILLEGAL_WARN_SHARE = 0.05  # an agent with more illegal actions than this share of its decisions warns
 ILLEGAL_WARN_MIN_DECISIONS = 20  # ... judged once it has this many decisions (pooled over short episodes)
@@ -344,25 +344,49 @@ class CenterDriver:
         vector = self.encoder.observe(self.center, self.staff[agent], self.due.get(agent))
         return vector if self.flat else {"observation": vector, "action_mask": mask}
 
-    def waiting(self, agent: str) -> tuple[dict[str, np.ndarray] | np.ndarray, np.ndarray]:
-        """(observation, mask) of an agent with nothing to decide in a parallel step: the role's
-        constant waiting observation (:meth:`ObservationEncoder.waiting_observation`), with the
-        no-op mask unless observations are flat."""
-        role, encoder = self.role_of[agent], self.encoder
-        vector, mask = encoder.waiting_observation(role), encoder.idle_mask(role, True)
-        return (vector if self.flat else {"observation": vector, "action_mask": mask}), mask
+    def parallel_view(
+        self, agents: list[str], observe_waiting: bool = True
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """Every live agent's observation and info after a parallel step, in one pass.
+
+        Agents whose decision is due (and every agent at the episode's end, whose trajectories close
+        there) get their observation computed. The others get their role's constant waiting
+        observation (:meth:`ObservationEncoder.waiting_observation`) and the no-op mask, a no-op sample
+        (``decision_due`` False); or nothing at all without ``observe_waiting`` (``RLlibEnv``, which
+        hands RLlib the deciding agents only). Reward components are the step's (per agent: a fresh
+        copy, plus what it earned alone)."""
+        center = self.center
+        assert center is not None
+        due, full, flat, role_of = self.due, self.ended, self.flat, self.role_of
+        now = center.env._now
+        last_decided, illegal = self.last_decided, self.illegal
+        waiting_pair = self.encoder.waiting_pair
+        team, step_own = self.account.step_points(), self.account.step_own
+        observations: dict[str, Any] = {}
+        infos: dict[str, dict[str, Any]] = {}
+        for agent in agents:
+            deciding = agent in due
+            if full or deciding:
+                mask = self.mask(agent, True)
+                observations[agent] = self.observation(agent, mask)
+            elif observe_waiting:
+                vector, mask = waiting_pair(role_of[agent])
+                observations[agent] = vector if flat else {"observation": vector, "action_mask": mask}
+            else:
+                continue
+            own = step_own.get(agent) if step_own else None
+            infos[agent] = _info(
+                mask, deciding, now, now - last_decided.get(agent, 0.0),
+                team.copy() if own is None else _plus_own(team.copy(), own), illegal[agent],
+            )
+        return observations, infos
 
     def info(self, agent: str, mask: np.ndarray, components: np.ndarray) -> dict[str, Any]:
         assert self.center is not None
         now = self.center.env._now
-        return {
-            "action_mask": mask,
-            "decision_due": agent in self.due,
-            "sim_time": now,
-            "time_since_last_decision": now - self.last_decided.get(agent, 0.0),
-            "reward_components": components,
-            "illegal_actions": self.illegal[agent],
-        }
+        return _info(
+            mask, agent in self.due, now, now - self.last_decided.get(agent, 0.0), components, self.illegal[agent]
+        )
 
     def state(self) -> np.ndarray:
         assert self.center is not None
@@ -387,6 +411,20 @@ def _callers_level() -> int:
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_OWN_FRAMES):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _info(
+    mask: np.ndarray, due: bool, now: float, since: float, components: np.ndarray, illegal: int
+) -> dict[str, Any]:
+    """An agent's info dict (the env card's Info section)."""
+    return {
+        "action_mask": mask,
+        "decision_due": due,
+        "sim_time": now,
+        "time_since_last_decision": since,
+        "reward_components": components,
+        "illegal_actions": illegal,
+    }
 
 
 def _why_illegal(decision: Decision, core_actions: int, noop: int, index: int) -> str:

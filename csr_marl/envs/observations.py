@@ -233,6 +233,10 @@ class ObservationEncoder:
         is not worth computing; the env card says why (a no-op sample, to be dropped)."""
         return self._waiting[role].copy()
 
+    def waiting_pair(self, role: str) -> tuple[np.ndarray, np.ndarray]:
+        """(:meth:`waiting_observation`, the no-op mask) of a role: fresh arrays."""
+        return self._waiting[role].copy(), self._idle_masks[role][1].copy()
+
     def idle_mask(self, role: str, noop: bool) -> np.ndarray:
         """Nothing to decide: no action (AEC) or only the no-op (parallel API); a fresh array."""
         return self._idle_masks[role][noop].copy()

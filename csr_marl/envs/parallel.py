@@ -70,15 +70,14 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         for agent, action in actions.items():
             if agent not in known:
                 raise ValueError(f"unknown agent {agent!r}")
-            chosen[agent] = as_action(agent, action)
+            chosen[agent] = action if type(action) is int else as_action(agent, action)
         driver.act_epoch(chosen)
         self._history.append(chosen)
         if self.max_cycles is not None and driver.epochs >= self.max_cycles and not driver.ended:
             driver.stop()
         agents = self.agents
         observations, infos = self._observations_and_infos()
-        last_step = driver.account.last_step
-        rewards = {agent: last_step(agent) for agent in agents}
+        rewards = driver.account.last_step_all(agents)
         ended = driver.ended
         terminations = dict.fromkeys(agents, ended and driver.ended_early)
         truncations = dict.fromkeys(agents, ended and not driver.ended_early)
@@ -89,22 +88,5 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         return observations, rewards, terminations, truncations, infos
 
     def _observations_and_infos(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        """Every live agent's observation and info. Only agents whose decision is due (and every
-        agent at the episode's end, whose trajectories close there) get their observation computed;
-        the others get the constant waiting observation, a no-op sample (``decision_due`` False), or
-        nothing at all where a wrapper drops them anyway (``_observe_waiting`` False: ``RLlibEnv``)."""
-        driver = self._driver
-        waiting = self._observe_waiting
-        due, full = driver.due, driver.ended
-        mask_of, info, components = driver.mask, driver.info, driver.account.last_step_components
-        observations, infos = {}, {}
-        for agent in self.agents:
-            if full or agent in due:
-                mask = mask_of(agent, True)
-                observations[agent] = driver.observation(agent, mask)
-            elif waiting:
-                observations[agent], mask = driver.waiting(agent)
-            else:
-                continue
-            infos[agent] = info(agent, mask, components(agent))
-        return observations, infos
+        """Every live agent's observation and info (:meth:`CenterDriver.parallel_view`)."""
+        return self._driver.parallel_view(self.agents, self._observe_waiting)

@@ -118,11 +118,23 @@ class RewardAccount:
         values = self.pool_points.copy() if mark is None else self.pool_points - mark[1]
         return _plus_own(values, self.own.get(agent))
 
-    def last_step_components(self, agent: str) -> np.ndarray:
+    def last_step_all(self, agents: list[str]) -> dict[str, float]:
+        """``{agent: last_step(agent)}`` for ``agents``, in one pass (a parallel step's rewards)."""
+        rewards = dict.fromkeys(agents, self.step_pool_sum / UNIT)
+        for agent, own in self.step_own.items():
+            if agent in rewards:
+                rewards[agent] = (self.step_pool_sum + own[0]) / UNIT
+        return rewards
+
+    def step_points(self) -> np.ndarray:
+        """What the team earned in the last step, per component, in reward points (shared: read only)."""
         if self._step_points is None:
             self._step_points = _points(self.step_pool or [0] * _N)
-        values, own = self._step_points.copy(), self.step_own.get(agent)
-        return values if own is None else _plus_own(values, own)  # every agent, every parallel step
+        return self._step_points
+
+    def last_step_components(self, agent: str) -> np.ndarray:
+        values, own = self.step_points().copy(), self.step_own.get(agent)
+        return values if own is None else _plus_own(values, own)
 
 
 def _plus_own(values: np.ndarray, own: list[int] | None) -> np.ndarray:
