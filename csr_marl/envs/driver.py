@@ -172,7 +172,7 @@ class CenterDriver:
 
     def _set_decision(self, decision: Decision | None) -> None:
         """:meth:`_set_due` for one decision or none (AEC turns)."""
-        self.due = {decision.agent: decision} if decision is not None else {}
+        self.due = {decision.staff.name: decision} if decision is not None else {}
         self.decision = decision
         self.encoder.invalidate()
         self.version += 1
@@ -268,7 +268,7 @@ class CenterDriver:
         """Answer a decision with a checked action; an illegal one's penalty goes to its agent."""
         center = self.center
         assert center is not None
-        agent = decision.agent
+        agent = decision.staff.name
         self.decisions[agent] += 1
         self._decided_total += 1
         if illegal:
@@ -278,7 +278,7 @@ class CenterDriver:
         if self._illegal_total:  # running totals: nothing in a step grows with the agents
             self._kpis["illegal_actions"] = self._illegal_total
             self._kpis["illegal_action_share"] = self._illegal_total / self._decided_total
-        self.last_decided[decision.agent] = center.env.now
+        self.last_decided[agent] = center.env._now
         center.decide(index, decision, text=None if illegal else text, refund=None if illegal else refund)
 
     def end_episode(self) -> None:

@@ -190,7 +190,7 @@ class ObservationEncoder:
         """``staff``'s observation; ``decision`` is its pending decision, if it is the one asked."""
         role = staff.role
         prefix, padding, slots = self._roles[role]
-        now = center.env.now
+        now = center.env._now
         parts = [
             prefix,
             self.floor(center),
@@ -272,7 +272,7 @@ class ObservationEncoder:
         version, floor = self._floor
         if version == self._version:
             return floor
-        now = center.env.now
+        now = center.env._now
         starts = self._shift_starts
         interval = bisect.bisect_right(starts, now) - 1 if len(starts) > 1 else 0
         on_t, on_r, on_e = self._on_duty[interval]
@@ -305,7 +305,7 @@ class ObservationEncoder:
         cached = self._queue_slots.get(role)
         if cached is not None and cached[0] == self._version:
             return cached[1]
-        view = self._slots(center.queues[role].visible(self.layout.queue_slots), center.env.now)
+        view = self._slots(center.queues[role].visible(self.layout.queue_slots), center.env._now)
         self._queue_slots[role] = (self._version, view)
         return view
 
