@@ -64,6 +64,7 @@ def test_reward_since_a_turn_is_exactly_the_sum_of_the_step_rewards(mode, share,
         account.restart(agent)
         summed[agent] = 0.0
         account.add(booked)
+        assert account.last_step_all(AGENTS) == {a: account.last_step(a) for a in AGENTS}  # parallel steps
         for a in AGENTS:
             summed[a] += account.last_step(a)
             assert math.fsum(account.last_step_components(a)) == account.last_step(a)
