@@ -28,7 +28,7 @@ from ..sim.staff import Staff
 from ..sim.tickets import Refund
 from .layout import Layout
 from .observations import ObservationEncoder
-from .rewards import RewardAccount, _plus_own
+from .rewards import RewardAccount
 
 ILLEGAL_WARN_SHARE = 0.05  # an agent with more illegal actions than this share of its decisions warns
 ILLEGAL_WARN_MIN_DECISIONS = 20  # ... judged once it has this many decisions (pooled over short episodes)
@@ -361,7 +361,8 @@ class CenterDriver:
         now = center.env._now
         last_decided, illegal = self.last_decided, self.illegal
         waiting_pair = self.encoder.waiting_pair
-        team, step_own = self.account.step_points(), self.account.step_own
+        account = self.account
+        team, step_own = account.step_points(), account.step_own
         observations: dict[str, Any] = {}
         infos: dict[str, dict[str, Any]] = {}
         for agent in agents:
@@ -374,10 +375,10 @@ class CenterDriver:
                 observations[agent] = vector if flat else {"observation": vector, "action_mask": mask}
             else:
                 continue
-            own = step_own.get(agent) if step_own else None
+            alone = step_own and agent in step_own  # earned alone this step (individual, mixed modes)
             infos[agent] = _info(
                 mask, deciding, now, now - last_decided.get(agent, 0.0),
-                team.copy() if own is None else _plus_own(team.copy(), own), illegal[agent],
+                account.last_step_components(agent) if alone else team.copy(), illegal[agent],
             )
         return observations, infos
 
