@@ -78,7 +78,7 @@ def warm(env: Any, seed: int) -> None:
     policy = RandomMasked(seed)
     env.reset(seed=seed)
     for agent in env.agent_iter():
-        observation, _, terminated, truncated, info = env.last()
+        _, _, terminated, truncated, info = env.last()  # the observation is built, as in any run
         env.step(None if terminated or truncated else policy(info["action_mask"]))
 
 
