@@ -38,11 +38,15 @@ def test_the_build_compiles_the_core_but_what_must_stay_python() -> None:
     sources = {str(path.relative_to(ROOT)) for package in packages for path in package.glob("*.py")}
     names = {Path(source).name for source in sources}
     assert csr_marl_build.INTERPRETED <= names  # no stale name: each kept file exists
+    env_modules = {f"csr_marl/envs/{name}" for name in csr_marl_build.COMPILED_ENV_MODULES}
+    assert all((ROOT / module).is_file() for module in env_modules)
     compiled = set(csr_marl_build.compiled_modules(ROOT))
-    assert compiled == {source for source in sources if Path(source).name not in csr_marl_build.INTERPRETED}
+    assert compiled == {source for source in sources if Path(source).name not in csr_marl_build.INTERPRETED} | env_modules
     assert {"csr_marl/sim/center.py", "csr_marl/sim/staff.py", "csr_marl/policies/heuristic.py"} <= compiled
+    assert {"csr_marl/envs/observations.py", "csr_marl/envs/rewards.py"} <= compiled  # an env step's own work
     # the staleness check at import looks where the build compiles
-    assert [str(package) for package in csr_marl_build.COMPILED_PACKAGES] == [f"csr_marl/{p}" for p in _build.PACKAGES]
+    packages = (*csr_marl_build.COMPILED_PACKAGES, csr_marl_build.ENV_PACKAGE)
+    assert [str(package) for package in packages] == [f"csr_marl/{p}" for p in _build.PACKAGES]
 
 
 def test_mypy_joins_the_build_only_to_compile(monkeypatch) -> None:
@@ -73,13 +77,15 @@ def test_a_compiled_module_older_than_its_source_is_named(tmp_path) -> None:
     assert _build.stale_modules() == []  # this checkout's core, whichever build it runs
 
 
-# Tests the compiled core must pass as the sources do: the pinned digests of whole episodes (core, AEC,
-# parallel), and the files whose failures once showed where the compiled core behaved otherwise
-# (annotations narrower than the values: NaN identity, ints made floats, class constants, seeds).
+# Tests the compiled build must pass as the sources do: the pinned digests of whole episodes (core, AEC,
+# parallel), the files whose failures once showed where the compiled core behaved otherwise
+# (annotations narrower than the values: NaN identity, ints made floats, class constants, seeds), and
+# those of the compiled env modules (observations, text features, rewards) and the APIs over them.
 COMPILED_CHECKS = (
     "tests/test_identical_results.py", "tests/test_responses.py", "tests/test_sim.py",
     "tests/test_cli_robustness.py", "tests/test_ticket_bank.py", "tests/test_customers.py",
-    "tests/test_text_noise.py", "tests/test_random.py",
+    "tests/test_text_noise.py", "tests/test_random.py", "tests/test_env_observations.py",
+    "tests/test_env_rewards.py", "tests/test_env_aec.py", "tests/test_env_parallel.py", "tests/test_env_api.py",
 )
 
 

@@ -78,23 +78,27 @@ def test_character_grams_widen_the_observation_only_where_asked():
 
 
 def test_text_features_are_computed_once_per_ticket():
+    # Read through what the encoder keeps (the compiled build's encoder takes no stand-in hasher): a
+    # ticket's features are one object for its whole life, built at its first observation.
     env = csr_marl.raw_env("standard_day", overrides=SHORT)
-    hasher = env._driver.encoder.hasher
-    texts: list[str] = []
-    env._driver.encoder.hasher = lambda text: (texts.append(text), hasher(text))[1]
     env.reset(seed=0)
     policy = masked_random(0)
-    tickets = set()
+    features: dict[int, tuple[object, np.ndarray]] = {}  # id(ticket) -> (ticket, its first features)
+    observed = 0
     while env.pending_decision is not None:
         agent = env.agent_selection
-        env.observe(agent)
-        env.observe(agent)
         ticket = env.pending_decision.staff.ticket
+        if ticket is not None and id(ticket) not in features:
+            assert not isinstance(ticket.cache, np.ndarray)  # nothing computed before it is observed
+        env.observe(agent)
+        env.observe(agent)
         if ticket is not None:
-            tickets.add(ticket)
             assert isinstance(ticket.cache, np.ndarray)
+            first = features.setdefault(id(ticket), (ticket, ticket.cache))[1]
+            assert ticket.cache is first
+            observed += 1
         env.step(policy(env.infos[agent]["action_mask"]))
-    assert len(texts) == len(tickets)
+    assert observed > len(features) > 10  # most tickets were observed more than once
 
 
 def test_observations_show_only_what_staff_can_see():

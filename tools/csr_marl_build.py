@@ -2,7 +2,8 @@
 
 ``pip install -e .`` builds the pure-Python package. ``CSR_MARL_USE_MYPYC=1 pip install -e .`` compiles
 the simulation core and the built-in policies (``csr_marl/sim``, ``csr_marl/policies``, but for the
-modules in :data:`INTERPRETED`) into C extensions with mypyc, the compiler mypy and black are built
+modules in :data:`INTERPRETED`), and the environments' per-step modules (:data:`COMPILED_ENV_MODULES`)
+into C extensions with mypyc, the compiler mypy and black are built
 with: the same code, the same results seed for seed, run faster (see the benchmarks pages). It needs a
 C compiler and Python's headers; mypy is added to the build environment only then. An editable install
 puts the compiled modules beside their sources, and Python imports them first: after editing the core,
@@ -22,8 +23,11 @@ from setuptools.build_meta import *  # noqa: F401,F403  (every hook this module 
 
 USE_MYPYC = "CSR_MARL_USE_MYPYC"
 MYPY = "mypy==2.4.1"  # the version the core is checked and compiled with
-# What is compiled: every module of these packages but those left as Python (INTERPRETED).
+# What is compiled: every module of these packages but those left as Python (INTERPRETED), and the
+# environments' per-step modules (COMPILED_ENV_MODULES: the observation, its text features, the rewards).
 COMPILED_PACKAGES = (Path("csr_marl") / "sim", Path("csr_marl") / "policies")
+ENV_PACKAGE = Path("csr_marl") / "envs"
+COMPILED_ENV_MODULES = ("observations.py", "rewards.py", "text_hashing.py")
 
 
 def compiling() -> bool:
@@ -46,17 +50,18 @@ def compiled_files(root: Path = Path(".")) -> list[Path]:
     """What a compiled editable install left in the source tree: the core's extension modules and
     mypyc's shared library beside the package (``python tools/csr_marl_build.py --clean`` removes them)."""
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-    built = [path for package in COMPILED_PACKAGES for path in (root / package).iterdir()]
+    built = [path for package in (*COMPILED_PACKAGES, ENV_PACKAGE) for path in (root / package).iterdir()]
     built += root.glob("*__mypyc*")
     return sorted(path for path in built if path.name.endswith(suffixes))
 
 
 def compiled_modules(root: Path = Path(".")) -> list[str]:
     """The source files mypyc compiles, relative to the project's root."""
-    return sorted(
-        str(path.relative_to(root))
-        for package in COMPILED_PACKAGES for path in (root / package).glob("*.py") if path.name not in INTERPRETED
-    )
+    modules = [
+        path for package in COMPILED_PACKAGES for path in (root / package).glob("*.py") if path.name not in INTERPRETED
+    ]
+    modules += [root / ENV_PACKAGE / name for name in COMPILED_ENV_MODULES]
+    return sorted(str(path.relative_to(root)) for path in modules)
 
 
 def ext_modules() -> list[Any]:

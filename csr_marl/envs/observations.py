@@ -30,6 +30,7 @@ from ..sim.staff import Staff
 from ..sim.tickets import Ticket
 from .layout import FLOOR_NAMES, PHASES, SLOT_WIDTH, WORK_TOOLS, Layout, RoleLayout
 from .text_hashing import TextHasher
+from .ticket_features import TicketFeatures
 
 AGE_SCALE_MINUTES = 15.0  # a ticket's age maps to age / (age + 15): 0.5 after 15 minutes
 QUEUE_SCALE = 10.0  # a queue length maps to n / (n + 10)
@@ -73,31 +74,6 @@ def zeros(n: int) -> bytes:
 def as_vector(parts: Sequence[bytes]) -> np.ndarray:
     """A fresh, writable float32 vector of the concatenated blocks."""
     return np.frombuffer(bytearray().join(parts), _F32)
-
-
-class TicketFeatures(np.ndarray):
-    """``ticket.cache``: the ticket's fixed features (text, tier, declared labels) as a read-only
-    float32 vector, with the packed blocks the encoder reuses while the ticket lives.
-
-    ``head`` is ``ticket_present`` and the fixed features; ``dynamic`` the revealed facts and steps
-    done, packed when ``dynamic_key`` (how many facts are revealed, how many steps done) changes: the
-    core only ever adds a fact (with its one true value) or a step. Copies and pickles are the plain
-    vector (the encoder packs the blocks again).
-    """
-
-    __slots__ = ("head", "dynamic_key", "dynamic")
-    head: bytes
-    dynamic_key: tuple[int, int]
-    dynamic: bytes
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return np.array(self).__reduce__()
-
-    def __copy__(self) -> np.ndarray:
-        return np.array(self)
-
-    def __deepcopy__(self, memo: dict[int, object]) -> np.ndarray:
-        return np.array(self)
 
 
 class ObservationEncoder:

@@ -105,7 +105,7 @@ class TextHasher:
                 slot = pieces.get(piece)
                 if slot is None:
                     slot = pieces[piece] = self._piece(piece)
-                if type(slot) is tuple:
+                if isinstance(slot, tuple):
                     counts[slot[0]] += slot[1]
                 else:  # several tokens
                     for index, sign in slot:

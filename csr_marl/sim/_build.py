@@ -7,7 +7,7 @@ import warnings
 from pathlib import Path
 
 STALE_AFTER_SECONDS = 2.0  # a source this much newer than its compiled module was edited after the build
-PACKAGES = ("sim", "policies")  # csr_marl's compiled packages: COMPILED_PACKAGES of tools/csr_marl_build.py
+PACKAGES = ("sim", "policies", "envs")  # where the build puts compiled modules (tools/csr_marl_build.py)
 REBUILD = (
     "rebuild it (CSR_MARL_USE_MYPYC=1 pip install -e .) or remove the compiled files to run the sources "
     "(python tools/csr_marl_build.py --clean)"
