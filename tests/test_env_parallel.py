@@ -251,3 +251,22 @@ def test_waiting_agents_get_the_constant_waiting_observation_and_the_end_a_full_
     for agent, observation in observations.items():  # the end: full observations (the floor is not zeros)
         role = agent.rsplit("_", 1)[0]
         assert not np.array_equal(observation, encoder.waiting_observation(role))
+
+
+def test_each_step_hands_out_done_flags_of_its_own():
+    # Users mark agents done in what a step returned (e.g. a wrapper that drops agents): the next
+    # step's flags must not see it.
+    env = csr_marl.parallel_env("standard_day", overrides=SHORT)
+    _, infos = env.reset(seed=4)
+    policy = masked_random(4)
+    returned = []
+    while env.agents:
+        _, _, terminations, truncations, infos = env.step({a: policy(i["action_mask"]) for a, i in infos.items()})
+        assert terminations is not truncations
+        returned.append((dict(terminations), dict(truncations)))
+        for flags in (terminations, truncations):
+            for agent in flags:
+                flags[agent] = True
+    assert len(returned) > 10
+    assert not any(any(t.values()) or any(u.values()) for t, u in returned[:-1])  # nobody done before the end
+    assert all(returned[-1][1].values())

@@ -50,6 +50,8 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         self._begin_episode()
         # An episode with nothing to decide (nobody ever needs a choice) is over at once.
         self.agents = self.possible_agents.copy() if not self._driver.ended else []
+        # Every step but the last: nobody done. Copied at each step (a copy is cheaper than a new dict).
+        self._running = dict.fromkeys(self.agents, False)
         return self._observations_and_infos()
 
     def step(self, actions: Mapping[str, Any]) -> tuple[
@@ -78,11 +80,14 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         agents = self.agents
         observations, infos = self._observations_and_infos()
         rewards = driver.account.last_step_all(agents)
-        ended = driver.ended
-        terminations = dict.fromkeys(agents, ended and driver.ended_early)
-        truncations = dict.fromkeys(agents, ended and not driver.ended_early)
-        if ended:
+        if driver.ended:
+            early = driver.ended_early
+            terminations, truncations = dict.fromkeys(agents, early), dict.fromkeys(agents, not early)
             self.agents = []
+        elif len(self._running) == len(agents):  # the agents of reset() (nobody leaves before the end)
+            terminations, truncations = self._running.copy(), self._running.copy()
+        else:
+            terminations, truncations = dict.fromkeys(agents, False), dict.fromkeys(agents, False)
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos
