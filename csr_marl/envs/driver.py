@@ -123,6 +123,8 @@ class CenterDriver:
         else:
             self._seeds = np.random.default_rng(seed)
         self.episode_seed = seed
+        if self.center is not None:
+            self.center.close()  # ended or not: its processes go, so it is freed once nobody holds it
         self.center = ContactCenter(self.scenario, seed, track_rewards=True, grader=self.grader)
         self.staff = {staff.name: staff for staff in self.center.staff}
         self.account.reset()

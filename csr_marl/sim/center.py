@@ -23,6 +23,7 @@ to the epoch's end and every decision that fell due meanwhile waits there, to be
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -137,10 +138,12 @@ class ContactCenter:
         self.end_time: float | None = None
         self._on_arrival_callbacks: list[Callable[[Any], None]] = [self._on_arrival]
         self._start_arrivals()
-        for staff in self.staff:
-            self.env.process(staff_process(self, staff))
+        # The processes' generators, kept so that close() can end them.
+        self._processes: list[Any] = [staff_process(self, staff) for staff in self.staff]
         if staffing.shifts:
-            self.env.process(shift_process(self))
+            self._processes.append(shift_process(self))
+        for process in self._processes:
+            self.env.process(process)
 
     # --- driving --------------------------------------------------------------------------------
     @property
@@ -217,6 +220,24 @@ class ContactCenter:
         if not self.done:
             self._settle(self.env.now)
             self._finish(self.env.now)
+
+    def close(self) -> None:
+        """Drop what only running the episode needs: SimPy's pending events and the staff processes.
+
+        Called when the episode ends, and by a driver that starts another before this one ended; the
+        center cannot run on after it. Its KPIs, result, queues and tickets stay readable. The running
+        episode's processes and events hold the center in reference cycles, which only Python's
+        garbage collector frees, at its next full pass: once they are dropped, the center and every
+        ticket of its episode are freed as soon as the last reference to the center goes.
+        """
+        for process in self._processes:
+            process.close()  # GeneratorExit at the yield it waits in; the process's frame goes
+        self._processes.clear()
+        self.env._queue.clear()
+        self._on_arrival_callbacks.clear()
+        self.answer_event = None
+        for staff in self.staff:
+            staff.wake = None
 
     def _all_closed(self) -> bool:
         """A ``max_tickets`` episode is over: every ticket has arrived and is closed."""
@@ -358,8 +379,9 @@ class ContactCenter:
             # Take the ticket now, not when the process resumes, so nobody else can pick it.
             shown = decision.slots[action]
             ticket: Ticket | None = shown
-            if shown.waiting_in is not staff.queue:  # taken (or gone) since the slots were shown
-                ticket = next((t for t in decision.slots if t.waiting_in is staff.queue), None)
+            waiting_here = staff.queue.name
+            if shown.waiting_in is not waiting_here:  # taken (or gone) since the slots were shown
+                ticket = next((t for t in decision.slots if t.waiting_in is waiting_here), None)
             if ticket is not None:
                 self.start_service(staff, ticket)
             return ticket
@@ -443,7 +465,8 @@ class ContactCenter:
     # --- service --------------------------------------------------------------------------------
     def start_service(self, staff: Staff, ticket: Ticket) -> None:
         now = self.env._now
-        queue = ticket.waiting_in
+        assert ticket.waiting_in is not None
+        queue = self.queues[ticket.waiting_in]
         waited = queue.take(ticket, now)
         if self._metered:
             self.meter.change(now, -self.meter.weight[ticket.true_priority])
@@ -636,9 +659,9 @@ class ContactCenter:
             return
         self._returns_pending += 1
         event = self.env.timeout(self._return_delay())
-        event.callbacks.append(lambda _event: self._come_back(ticket))
+        event.callbacks.append(partial(self._come_back, ticket))  # no closure: no reference cycle
 
-    def _come_back(self, old: Ticket) -> None:
+    def _come_back(self, old: Ticket, _event: object = None) -> None:
         self._returns_pending -= 1
         ticket = self.factory.returning(old, self.env.now)
         self.customers.rescale_patience(ticket)  # they remember how the last contact went
@@ -718,6 +741,7 @@ class ContactCenter:
         if self.log is not None:
             self.log.close()
         self.done = True
+        self.close()
 
     def _open_at_end(self, ticket: Ticket, end: float) -> None:
         self.kpis.count("in_system_at_end", ticket)

@@ -35,7 +35,7 @@ class TicketQueue:
         return self.size
 
     def push(self, ticket: Ticket, now: float) -> None:
-        ticket.waiting_in = self
+        ticket.waiting_in = self.name
         ticket.enqueued_at = now
         lane = self.lanes[_LANE[ticket.assigned_priority]] if self.by_priority else self.lanes[0]
         lane.append(ticket)
@@ -54,7 +54,7 @@ class TicketQueue:
         gone: list[Ticket] = []
         while heap and heap[0][0] <= now:
             deadline, _, ticket = heapq.heappop(heap)
-            if ticket.waiting_in is self and ticket.deadline == deadline:
+            if ticket.waiting_in is self.name and ticket.deadline == deadline:
                 ticket.waiting_in = None
                 self.size -= 1
                 self._timed -= 1
@@ -68,11 +68,12 @@ class TicketQueue:
     def visible(self, k: int) -> list[Ticket]:
         """The first ``k`` waiting tickets in service order (priority lane, then arrival)."""
         out: list[Ticket] = []
+        name = self.name
         for lane in self.lanes:
-            while lane and lane[0].waiting_in is not self:
+            while lane and lane[0].waiting_in is not name:
                 lane.popleft()
             for ticket in lane:
-                if ticket.waiting_in is self:
+                if ticket.waiting_in is name:
                     out.append(ticket)
                     if len(out) == k:
                         return out
@@ -84,7 +85,7 @@ class TicketQueue:
 
     def take(self, ticket: Ticket, now: float) -> float:
         """Remove ``ticket`` for service; returns how long it waited in this queue."""
-        if ticket.waiting_in is not self:
+        if ticket.waiting_in is not self.name:
             raise ValueError(f"{ticket!r} is not waiting in the {self.name} queue")
         lane = self.lanes[_LANE[ticket.assigned_priority]] if self.by_priority else self.lanes[0]
         if lane[0] is ticket:
@@ -105,12 +106,12 @@ class TicketQueue:
 
     def _compact(self) -> None:
         """Drop the entries of tickets no longer waiting here (amortised O(1) per take)."""
-        live = [e for e in self._deadlines if e[2].waiting_in is self and e[2].deadline == e[0]]
+        live = [e for e in self._deadlines if e[2].waiting_in is self.name and e[2].deadline == e[0]]
         heapq.heapify(live)
         self._deadlines = live
 
     def __iter__(self):
         for lane in self.lanes:
             for ticket in lane:
-                if ticket.waiting_in is self:
+                if ticket.waiting_in is self.name:
                     yield ticket

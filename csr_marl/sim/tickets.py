@@ -68,7 +68,7 @@ class Ticket:
     patience_left: float
     enqueued_at: float
     deadline: float
-    waiting_in: Any
+    waiting_in: str | None  # the name of the queue it waits in (a name: no reference cycle)
     answered_at: float | None
     queue_wait: float
     sla_deadline: float
@@ -96,7 +96,7 @@ class Ticket:
         self.stage = "triage"
         self.escalated = False
         self.triaged = False
-        self.waiting_in: Any = None
+        self.waiting_in: str | None = None
         self.answered_at: float | None = None
         self.queue_wait = 0.0
         self.returns = 0
