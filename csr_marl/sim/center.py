@@ -369,7 +369,19 @@ class ContactCenter:
 
     def _resolve(self, decision: Decision, action: int) -> None:
         self.answer_event = None
-        decision.event.succeed(self._answer(decision, action))
+        event = decision.event
+        value = self._answer(decision, action)
+        events = self.env._queue
+        if self._due or (events and events[0][0] <= self.env._now):
+            event.succeed(value)  # something else comes first: the answer waits its turn in SimPy's heap
+            return
+        # Nothing else is due at this minute, so the answer is the very next event SimPy would process:
+        # process it here as Environment.step would (the waiting process resumes), without the heap.
+        event._ok = True
+        event._value = value
+        callbacks, event.callbacks = event.callbacks, None
+        for callback in callbacks:
+            callback(event)
 
     def _answer(self, decision: Decision, action: int) -> Any:
         """Carry out ``action``: what the staff member's process receives (a pick: the ticket taken)."""
