@@ -154,6 +154,6 @@ def print_answer(answer: StaffingAnswer, overrides: dict | None = None) -> None:
             table.add_row(*cells)
         console.print(table)
     print_definitions(kpis)
-    for note in answer.notes:
-        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+    for remark in answer.notes:
+        console.print(f"[yellow]note:[/] {escape(remark)}", highlight=False)
     console.print(f"[dim]{answer.replications_run} replications simulated, mean [95% CI]; targets are settled when the whole CI lies on one side[/]")

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..analysis.stats import proportion_ci
-from ..config.scenario import clock_minutes, clock_time
+from ..config.scenario import clock_time
 from .contact_log import MAX_MINUTE, Contact, read_contact_log
 from .errors import StudyError
 
