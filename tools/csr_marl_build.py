@@ -74,6 +74,33 @@ def ext_modules() -> list[Any]:
     return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *compiled_modules()], opt_level="3")
 
 
+# The named scenarios and ticket banks live in the checkout's scenarios/ folder, beside the package. An
+# editable install reads them there; a wheel carries a copy inside the package (SHIPPED_SCENARIOS),
+# which csr_marl.config.loading.scenarios_dir() finds.
+SCENARIOS = Path("scenarios")
+SHIPPED_SCENARIOS = Path("csr_marl") / "_scenarios"
+
+
+def cmdclass() -> dict[str, Any]:
+    """setup.py's commands: setuptools' ``build_py``, which for a wheel also copies ``scenarios/`` into
+    the built package as ``csr_marl/_scenarios``."""
+    import shutil
+
+    from setuptools.command.build_py import build_py
+
+    class BuildPyWithScenarios(build_py):  # type: ignore[misc]
+        def run(self) -> None:
+            super().run()
+            if getattr(self, "editable_mode", False):
+                return  # an editable install reads the checkout's own folder
+            source = Path(__file__).resolve().parents[1] / SCENARIOS
+            if not source.is_dir():
+                raise FileNotFoundError(f"{source}: the scenarios to ship are missing")
+            shutil.copytree(source, Path(self.build_lib) / SHIPPED_SCENARIOS, dirs_exist_ok=True)
+
+    return {"build_py": BuildPyWithScenarios}
+
+
 def _build_requires() -> list[str]:
     # Beyond pyproject.toml's build requirements: mypy, only to compile. (setuptools' own hooks would
     # run setup.py to ask, which needs mypy already there when compiling; setup.py asks for nothing.)

@@ -43,11 +43,14 @@ class ScenarioError(ValueError):
 
 
 def scenarios_dir() -> Path:
-    """Where named scenarios live: ``$CSR_MARL_SCENARIOS`` or the project's ``scenarios/`` folder."""
+    """Where named scenarios live: ``$CSR_MARL_SCENARIOS``; else the copy an installed wheel carries
+    (``csr_marl/_scenarios``); else the checkout's ``scenarios/`` folder (an editable install)."""
     env = os.environ.get("CSR_MARL_SCENARIOS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "scenarios"
+    package = Path(__file__).resolve().parents[1]
+    shipped = package / "_scenarios"
+    return shipped if shipped.is_dir() else package.parent / "scenarios"
 
 
 def scenario_names() -> list[str]:
