@@ -24,6 +24,7 @@ pytestmark = pytest.mark.slow
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the wheel, the folder it is installed into), built from a copy of the checkout (a build writes
     into the tree it builds), without build isolation or dependencies: this environment has them."""
+    pytest.importorskip("setuptools", reason="building without isolation uses this environment's setuptools")
     tree = copy_project(tmp_path_factory.mktemp("tree"))
     if tree is None:
         pytest.skip("needs git to copy the checkout's files")

@@ -235,9 +235,6 @@ class ContactCenter:
         self._processes.clear()
         self.env._queue.clear()
         self._on_arrival_callbacks.clear()
-        self.answer_event = None
-        for staff in self.staff:
-            staff.wake = None
 
     def _all_closed(self) -> bool:
         """A ``max_tickets`` episode is over: every ticket has arrived and is closed."""
@@ -477,8 +474,7 @@ class ContactCenter:
     # --- service --------------------------------------------------------------------------------
     def start_service(self, staff: Staff, ticket: Ticket) -> None:
         now = self.env._now
-        assert ticket.waiting_in is not None
-        queue = self.queues[ticket.waiting_in]
+        queue = staff.queue  # staff only ever take from their own queue (take() checks the ticket waits there)
         waited = queue.take(ticket, now)
         if self._metered:
             self.meter.change(now, -self.meter.weight[ticket.true_priority])
