@@ -9,6 +9,7 @@ import pytest
 # The first dotted part of a module the tests import -> the extra of pyproject.toml that installs it.
 EXTRA_OF = {
     "ciw": "dev",
+    "setuptools": "dev",  # ciw requires it (and building a wheel without isolation uses it)
     "supersuit": "consumers",
     "stable_baselines3": "consumers",
     "sb3_contrib": "consumers",

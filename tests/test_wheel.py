@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from checkout import ROOT, copy_project
+from extras import need
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.slow
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the wheel, the folder it is installed into), built from a copy of the checkout (a build writes
     into the tree it builds), without build isolation or dependencies: this environment has them."""
-    pytest.importorskip("setuptools", reason="building without isolation uses this environment's setuptools")
+    need("setuptools")  # building without isolation uses this environment's setuptools
     tree = copy_project(tmp_path_factory.mktemp("tree"))
     if tree is None:
         pytest.skip("needs git to copy the checkout's files")
