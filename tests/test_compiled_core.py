@@ -43,7 +43,9 @@ def test_the_build_compiles_the_core_but_what_must_stay_python() -> None:
     compiled = set(csr_marl_build.compiled_modules(ROOT))
     assert compiled == {source for source in sources if Path(source).name not in csr_marl_build.INTERPRETED} | env_modules
     assert {"csr_marl/sim/center.py", "csr_marl/sim/staff.py", "csr_marl/policies/heuristic.py"} <= compiled
-    assert {"csr_marl/envs/observations.py", "csr_marl/envs/rewards.py"} <= compiled  # an env step's own work
+    assert {"csr_marl/envs/observations.py", "csr_marl/envs/rewards.py", "csr_marl/envs/driver.py"} <= compiled
+    # the env classes stay Python: an interpreted class (a user's, a library's) cannot subclass a compiled one
+    assert not {"csr_marl/envs/aec.py", "csr_marl/envs/parallel.py", "csr_marl/envs/common.py"} & compiled
     # the staleness check at import looks where the build compiles
     packages = (*csr_marl_build.COMPILED_PACKAGES, csr_marl_build.ENV_PACKAGE)
     assert [str(package) for package in packages] == [f"csr_marl/{p}" for p in _build.PACKAGES]
@@ -80,12 +82,14 @@ def test_a_compiled_module_older_than_its_source_is_named(tmp_path) -> None:
 # Tests the compiled build must pass as the sources do: the pinned digests of whole episodes (core, AEC,
 # parallel), the files whose failures once showed where the compiled core behaved otherwise
 # (annotations narrower than the values: NaN identity, ints made floats, class constants, seeds), and
-# those of the compiled env modules (observations, text features, rewards) and the APIs over them.
+# those of the compiled env modules (observations, text features, rewards, the driver, the views) and the
+# APIs over them, the illegal-action warning's line (found by walking frames, which compiled code lacks).
 COMPILED_CHECKS = (
     "tests/test_identical_results.py", "tests/test_responses.py", "tests/test_sim.py",
     "tests/test_cli_robustness.py", "tests/test_ticket_bank.py", "tests/test_customers.py",
     "tests/test_text_noise.py", "tests/test_random.py", "tests/test_env_observations.py",
     "tests/test_env_rewards.py", "tests/test_env_aec.py", "tests/test_env_parallel.py", "tests/test_env_api.py",
+    "tests/test_env_illegal_warning.py", "tests/test_episode_memory.py", "tests/test_consumer_pettingzoo.py",
 )
 
 

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 import csr_marl
 from csr_marl.config.scenario import Rewards
+from csr_marl.envs.aec import ContactCenterAEC
 from csr_marl.envs.rewards import RewardAccount
+from csr_marl.sim.center import ContactCenter
 from csr_marl.sim.rewards import COMPONENTS
 
 AGENTS = ["triage_0", "resolver_0", "resolver_1"]
@@ -73,33 +75,41 @@ def test_reward_since_a_turn_is_exactly_the_sum_of_the_step_rewards(mode, share,
         assert math.fsum(account.since_turn_components(a)) == account.since_turn(a)
 
 
-class BookingSpy:
-    """The env's reward account, keeping every core entry booked into it (a stand-in for the attribute:
-    the compiled build's account takes no patched method)."""
+def _core_entries(env, seed: int) -> list[tuple[str, str | None, float]]:
+    """Every reward entry the core booked in the env's last episode (seed ``seed``): the episode's
+    answers replayed on a ``ContactCenter`` alone (an episode is a function of its seed and answers).
+    AEC: one decision at a time; parallel (event-driven): every decision due at the step's minute,
+    answered in the order they fell due, as the env answers them."""
+    center = ContactCenter(env.scenario, seed, track_rewards=True)
+    if isinstance(env, ContactCenterAEC):
+        for action in env._history:
+            if action is not None:  # a done agent's step answers nothing
+                center.decide(action, center.next_decision())
+        assert center.next_decision() is None
+        return center.rewards.drain()
 
-    def __init__(self, account: RewardAccount) -> None:
-        self.account = account
-        self.booked: list[tuple[str, str | None, float]] = []
+    def due() -> list:
+        if center.next_decision() is not None:
+            while center.env.peek() <= center.env.now:  # the rest of the minute's events
+                center.env.step()
+        return list(center.due)
 
-    def add(self, entries: list[tuple[str, str | None, float]]) -> None:
-        self.booked.extend(entries)
-        self.account.add(entries)
-
-    def __getattr__(self, name: str):
-        return getattr(self.account, name)
+    for actions in env._history:
+        for decision in due():
+            center.decide(actions[decision.agent], decision)
+    assert not due() and center.done
+    return center.rewards.drain()
 
 
 def _spied_episode(mode: str, seed: int = 3, share: float = 0.5):
     """A random AEC episode; returns (reward per agent over the episode, the core's entries, env)."""
     env = csr_marl.raw_env("standard_day", overrides={**SHORT, "rewards.mode": mode, "rewards.mixed_share": share})
-    spy = env._driver.account = BookingSpy(env._driver.account)
-    booked = spy.booked
     env.reset(seed=seed)
     policy = masked_random(seed)
     totals = defaultdict(float)
     for agent, _, reward, _, _ in aec_turns(env, lambda a, mask: policy(mask)):
         totals[agent] += reward  # what accrued since the agent's last turn
-    return totals, booked, env
+    return totals, _core_entries(env, seed), env
 
 
 def test_shared_mode_gives_every_agent_the_team_return():
@@ -125,13 +135,12 @@ def test_individual_and_mixed_modes_follow_attribution(share):
 
 def test_parallel_rewards_are_what_accrued_in_each_epoch():
     env = csr_marl.parallel_env("standard_day", overrides={**SHORT, "rewards.mode": "individual"})
-    spy = env._driver.account = BookingSpy(env._driver.account)
-    booked = spy.booked
     totals = defaultdict(float)
     for _, _, rewards, infos in random_parallel_episode(env, seed=8):
         for agent, reward in rewards.items():
             assert math.fsum(infos[agent]["reward_components"]) == reward
             totals[agent] += reward
+    booked = _core_entries(env, seed=8)
     team_wide = sum(v for _, who, v in booked if who is None)
     assert team_wide < 0  # waiting and abandonment reached everyone
     for agent in env.possible_agents:

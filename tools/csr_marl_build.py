@@ -24,10 +24,13 @@ from setuptools.build_meta import *  # noqa: F401,F403  (every hook this module 
 USE_MYPYC = "CSR_MARL_USE_MYPYC"
 MYPY = "mypy==2.4.1"  # the version the core is checked and compiled with
 # What is compiled: every module of these packages but those left as Python (INTERPRETED), and the
-# environments' per-step modules (COMPILED_ENV_MODULES: the observation, its text features, the rewards).
+# environments' per-step modules (COMPILED_ENV_MODULES: the observation, its text features, the rewards,
+# the driver that acts and builds infos, and the views PettingZoo reads rewards and infos through). The
+# environment classes stay Python: users and libraries subclass them, and an interpreted class cannot
+# subclass a compiled one.
 COMPILED_PACKAGES = (Path("csr_marl") / "sim", Path("csr_marl") / "policies")
 ENV_PACKAGE = Path("csr_marl") / "envs"
-COMPILED_ENV_MODULES = ("observations.py", "rewards.py", "text_hashing.py")
+COMPILED_ENV_MODULES = ("observations.py", "rewards.py", "text_hashing.py", "driver.py", "views.py")
 
 
 def compiling() -> bool:

@@ -23,8 +23,7 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.rewards = AgentView(self.agents, driver.account.last_step, driver)
         self._cumulative_rewards = AgentView(self.agents, driver.account.since_turn, driver)
-        self.infos = AgentView(self.agents, self._info, driver)
-        self._info_cache: dict[str, tuple[int, dict[str, Any]]] = {}
+        self.infos = AgentView(self.agents, driver.turn_info, driver)
         self._select()
 
     def step(self, action: Any) -> None:
@@ -76,14 +75,3 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
         self._driver.account.begin_step()  # the step's rewards are cleared
         if self.agents:
             self.agent_selection = self.agents[0]
-
-    def _info(self, agent: str) -> dict[str, Any]:
-        """Built when read, once per step: ``info == env.infos[agent]`` must hold within a step."""
-        driver = self._driver
-        version = driver.version
-        cached = self._info_cache.get(agent)
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        info = driver.info(agent, driver.mask(agent, False), driver.account.since_turn_components(agent))
-        self._info_cache[agent] = (version, info)
-        return info

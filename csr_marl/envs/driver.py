@@ -7,16 +7,10 @@ layers over it that differ only in how they present turns.
 
 from __future__ import annotations
 
-import os
-import sys
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
-import gymnasium.core
-import gymnasium.wrappers
 import numpy as np
-import pettingzoo.utils.wrappers
 
 from ..config.domain import ROLES
 from ..config.loading import load_ticket_bank
@@ -26,26 +20,15 @@ from ..sim.customers import Grader
 from ..sim.decisions import Decision, IllegalActionError
 from ..sim.staff import Staff
 from ..sim.tickets import Refund
+from .illegal_warning import (  # noqa: F401  (IllegalActionWarning: importable from here, as before)
+    ILLEGAL_WARN_MIN_DECISIONS,
+    ILLEGAL_WARN_SHARE,
+    IllegalActionWarning,
+    warn_illegal,
+)
 from .layout import Layout
 from .observations import ObservationEncoder
 from .rewards import RewardAccount
-
-ILLEGAL_WARN_SHARE = 0.05  # an agent with more illegal actions than this share of its decisions warns
-ILLEGAL_WARN_MIN_DECISIONS = 20  # ... judged once it has this many decisions (pooled over short episodes)
-MASKING_FIXES = (
-    "Routes tested to reach 0 illegal actions: Stable-Baselines3: sb3-contrib's MaskablePPO, which "
-    "reads action_masks() (the Gymnasium tasks and csr_marl.envs.vector.TaskVectorEnv have it); "
-    "RLlib: csr_marl.envs.rllib.RLlibEnv with mask_in_observation=True and RLlib's "
-    "ActionMaskingTorchRLModule; Tianshou: csr_marl.train.TianshouEnv, which passes "
-    "info['action_mask'] to the policy; TorchRL: csr_marl.envs.torchrl.TorchRLEnv with a "
-    "MaskedCategorical actor over its action_mask (random collection: its MaskedRandomPolicy, not "
-    "policy=None)"
-)
-
-
-class IllegalActionWarning(UserWarning):
-    """Many of an agent's actions were illegal: its policy is probably not reading the mask."""
-
 
 def agent_names(scenario: Scenario) -> list[str]:
     """One agent per staff slot at peak staffing, in role order (the core's staff names)."""
@@ -102,6 +85,7 @@ class CenterDriver:
         self._seeds: np.random.Generator | None = None
         self.episode_seed: int | None = None
         self._masks: dict[str, tuple[int, np.ndarray]] = {}  # per agent: (version, mask)
+        self._infos: dict[str, tuple[int, dict[str, Any]]] = {}  # per agent: (version, AEC info)
         self.decisions = dict.fromkeys(self.agents, 0)  # decisions answered this episode, per agent
         self.illegal = dict.fromkeys(self.agents, 0)  # of which illegal (answered by the fallback)
         self._decided_total = self._illegal_total = 0  # their sums, kept as they change
@@ -309,13 +293,7 @@ class CenterDriver:
                 self.warned.add(agent)
                 offenders.append(f"{agent} {illegal / decided:.0%} ({illegal} of {decided} decisions)")
         if offenders:
-            warnings.warn(
-                f"illegal actions: {'; '.join(offenders)}. Each costs rewards.illegal_action and is "
-                f"replaced by a random legal action: the policy is probably not using the action mask "
-                f"(info['action_mask']). {MASKING_FIXES}. Each agent is warned once per environment.",
-                IllegalActionWarning,
-                stacklevel=_callers_level(),
-            )
+            warn_illegal(offenders)
 
     def _waiting(self, agent: str, action: int) -> None:
         """An agent with nothing to decide: its action is ignored (only the no-op is unmasked);
@@ -344,7 +322,10 @@ class CenterDriver:
         ``mask`` may be None)."""
         assert self.center is not None
         vector = self.encoder.observe(self.center, self.staff[agent], self.due.get(agent))
-        return vector if self.flat else {"observation": vector, "action_mask": mask}
+        if self.flat:
+            return vector
+        assert mask is not None
+        return {"observation": vector, "action_mask": mask}
 
     def parallel_view(
         self, agents: list[str], observe_waiting: bool = True
@@ -391,29 +372,20 @@ class CenterDriver:
             mask, agent in self.due, now, now - self.last_decided.get(agent, 0.0), components, self.illegal[agent]
         )
 
+    def turn_info(self, agent: str) -> dict[str, Any]:
+        """The AEC env's ``infos[agent]``: its mask (no no-op), what it earned since its turn by
+        component, built once per move of the core (``info == env.infos[agent]`` must hold within a
+        step, and a second read returns the same dict)."""
+        cached = self._infos.get(agent)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        info = self.info(agent, self.mask(agent, False), self.account.since_turn_components(agent))
+        self._infos[agent] = (self.version, info)
+        return info
+
     def state(self) -> np.ndarray:
         assert self.center is not None
         return self.encoder.state(self.center, self.decision)
-
-
-# Frames of the environment itself, between a user's step() or reset() and the warning: this package's,
-# and those of the wrappers that csr_marl.env() (PettingZoo's) and gymnasium.make() put around it.
-_OWN_FRAMES = (
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,  # csr_marl/
-    os.path.dirname(os.path.abspath(pettingzoo.utils.wrappers.__file__)) + os.sep,  # what csr_marl.env() adds
-    os.path.dirname(os.path.abspath(gymnasium.wrappers.__file__)) + os.sep,  # what gymnasium.make() adds
-    os.path.abspath(gymnasium.core.__file__),  # gymnasium.Wrapper's own step and reset
-)
-
-
-def _callers_level() -> int:
-    """The ``stacklevel`` of the first frame outside the environment (the user's line), for a
-    ``warnings.warn`` in the function that calls this one: whichever of the package's own layers
-    (``env()``'s checks, ``RLlibEnv``, the parallel API) the step came through."""
-    frame, level = sys._getframe(2), 2  # level 1 is the function that warns
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_OWN_FRAMES):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _info(
