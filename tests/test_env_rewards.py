@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import csr_marl
 from csr_marl.config.scenario import Rewards
 from csr_marl.envs.aec import ContactCenterAEC
-from csr_marl.envs.rewards import RewardAccount
+from csr_marl.envs.rewards import RewardAccount, units
 from csr_marl.sim.center import ContactCenter
 from csr_marl.sim.rewards import COMPONENTS
 
@@ -162,3 +162,16 @@ def test_rewards_accrued_before_the_first_decision_reach_the_first_step():
     env.step(int(env.pending_decision.legal[0]))
     waiting = dict(zip(csr_marl.envs.REWARD_COMPONENTS, env.infos["resolver_1"]["reward_components"]))["waiting"]
     assert waiting < 0 and env.rewards["resolver_1"] == env._cumulative_rewards["resolver_1"] < 0
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.floats(-2.0**60, 2.0**60, allow_nan=False) | st.integers(-2**40, 2**40).map(lambda n: n / 2))
+def test_units_rounds_as_round_does(x):
+    """The account's fixed-point rounding is Python's round() (ties to even), without the call."""
+    assert units(x) == round(x)
+
+
+@pytest.mark.parametrize("x", [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, -0.49999999999999994,
+                               -2.0**-60, 2.0**52 + 1, -(2.0**53), 4503599627370495.5, -4503599627370495.5, 0.0, -0.0])
+def test_units_at_ties_and_edges(x):
+    assert units(x) == round(x)

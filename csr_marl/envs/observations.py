@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import struct
 from collections.abc import Sequence
+from typing import Final
 
 import numpy as np
 
@@ -32,23 +33,25 @@ from .layout import FLOOR_NAMES, PHASES, SLOT_WIDTH, WORK_TOOLS, Layout, RoleLay
 from .text_hashing import TextHasher
 from .ticket_features import TicketFeatures
 
-AGE_SCALE_MINUTES = 15.0  # a ticket's age maps to age / (age + 15): 0.5 after 15 minutes
-QUEUE_SCALE = 10.0  # a queue length maps to n / (n + 10)
-FLOW_SCALE = 100.0  # the state's flow counts map to n / (n + 100)
+AGE_SCALE_MINUTES: Final = 15.0  # a ticket's age maps to age / (age + 15): 0.5 after 15 minutes
+QUEUE_SCALE: Final = 10.0  # a queue length maps to n / (n + 10)
+FLOW_SCALE: Final = 100.0  # the state's flow counts map to n / (n + 100)
 
-_CATEGORY = {c: i for i, c in enumerate(CATEGORIES)}
-_PRIORITY = {p: i for i, p in enumerate(PRIORITIES)}
-_TIER = {t: i for i, t in enumerate(TIERS)}
-_ROLE = {r: i for i, r in enumerate(ROLES)}
-_PHASE = {p: i for i, p in enumerate(PHASES)}
-_WORK_TOOL = {t: i for i, t in enumerate(WORK_TOOLS)}
-_MASK_CACHE_LIMIT = 4096
-_FLOAT32 = struct.Struct("f")
-_F32 = np.dtype(np.float32)
-_SIX = struct.Struct("6f")
-QUESTION_SCALE = 3.0  # questions asked map to min(n / 3, 1)
-_ONE = _FLOAT32.pack(1.0)
-_TRIAGE, _RESOLVER, _ESCALATION = ROLES
+_CATEGORY: Final = {c: i for i, c in enumerate(CATEGORIES)}
+_PRIORITY: Final = {p: i for i, p in enumerate(PRIORITIES)}
+_TIER: Final = {t: i for i, t in enumerate(TIERS)}
+_ROLE: Final = {r: i for i, r in enumerate(ROLES)}
+_PHASE: Final = {p: i for i, p in enumerate(PHASES)}
+_WORK_TOOL: Final = {t: i for i, t in enumerate(WORK_TOOLS)}
+_MASK_CACHE_LIMIT: Final = 4096
+_FLOAT32: Final = struct.Struct("f")
+_F32: Final = np.dtype(np.float32)
+_SIX: Final = struct.Struct("6f")
+QUESTION_SCALE: Final = 3.0  # questions asked map to min(n / 3, 1)
+_ONE: Final = _FLOAT32.pack(1.0)
+_TRIAGE: Final = ROLES[0]
+_RESOLVER: Final = ROLES[1]
+_ESCALATION: Final = ROLES[2]
 
 
 def squash(x: float, scale: float) -> float:

@@ -16,15 +16,18 @@ kept as integers in units of 2**-32 so that this difference is exactly the sum o
 
 from __future__ import annotations
 
+import math
+from typing import Final
+
 import numpy as np
 
 from ..config.scenario import Rewards
 from ..sim.rewards import COMPONENTS
 
-UNIT = float(2**32)  # fixed-point units per reward point
-_SCALE = 1.0 / UNIT
-_INDEX = {name: i for i, name in enumerate(COMPONENTS)}
-_N = len(COMPONENTS)
+UNIT: Final = float(2**32)  # fixed-point units per reward point
+_SCALE: Final = 1.0 / UNIT
+_INDEX: Final = {name: i for i, name in enumerate(COMPONENTS)}
+_N: Final = len(COMPONENTS)
 
 
 def team_share(rewards: Rewards) -> float:
@@ -82,9 +85,9 @@ class RewardAccount:
         added = 0
         for component, agent, value in entries:
             i = _INDEX[component]
-            team = total = round(value * UNIT)
+            team = total = units(value * UNIT)
             if agent is not None and share != 1.0:
-                team = round(value * share * UNIT)
+                team = units(value * share * UNIT)
                 alone = total - team
                 if alone:
                     for book in (self.own, self.step_own):
@@ -135,6 +138,18 @@ class RewardAccount:
     def last_step_components(self, agent: str) -> np.ndarray:
         values, own = self.step_points().copy(), self.step_own.get(agent)
         return values if own is None else _plus_own(values, own)
+
+
+def units(x: float) -> int:
+    """``round(x)``, the nearest integer with ties to even, as ``math.floor`` and float arithmetic (which
+    the compiled build runs without a call into Python's ``round``). ``x - floor(x)`` is exact: below
+    2**52 both are within a factor of two of each other, or ``floor(x)`` is 0 or -1, where a rounded
+    ``x + 1`` errs only away from a tie; from 2**52 on every float is an integer."""
+    low = math.floor(x)
+    rest = x - low
+    if rest > 0.5 or (rest == 0.5 and low & 1):
+        return low + 1
+    return low
 
 
 def _plus_own(values: np.ndarray, own: list[int] | None) -> np.ndarray:

@@ -6,13 +6,14 @@ import math
 import operator
 import re
 import zlib
+from typing import Final
 
-_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9]+")
-_TOKEN_CACHE_LIMIT = 200_000
-_TEXT_CACHE_LIMIT = 16_384  # texts' features kept (about 0.6 kB each)
-_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_WORD: Final = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9]+")
+_TOKEN_CACHE_LIMIT: Final = 200_000
+_TEXT_CACHE_LIMIT: Final = 16_384  # texts' features kept (about 0.6 kB each)
+_DIGITS_TO_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
 # Bytes no token holds (everything but a-z, 0-9 and the apostrophe) become spaces, digits 0.
-_SEPARATE = bytes(
+_SEPARATE: Final = bytes(
     48 if 48 <= c <= 57 else c if re.fullmatch(rb"[a-z']", bytes([c])) else 32 for c in range(256)
 )
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import deque
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Final
 
 import simpy
 from simpy.events import NORMAL
@@ -780,4 +780,4 @@ class ContactCenter:
         )
 
 
-_FACT_OF = {tool: fact for fact, tool in FACT_REVEALED_BY.items()}
+_FACT_OF: Final = {tool: fact for fact, tool in FACT_REVEALED_BY.items()}

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from ..config.domain import CATEGORIES, PRIORITIES, RESOLVER_TOOLS, ROUTES, SPECIALIST_TOOLS
 from .tickets import Ticket
 
-ASKED = object()  # what ContactCenter.ask returns when the simulation pauses for a decision
-N_TRIAGE_ACTIONS = len(CATEGORIES) * len(PRIORITIES) * len(ROUTES)
-ROLE_TOOLS: dict[str, tuple[str, ...]] = {
+ASKED: Final = object()  # what ContactCenter.ask returns when the simulation pauses for a decision
+N_TRIAGE_ACTIONS: Final = len(CATEGORIES) * len(PRIORITIES) * len(ROUTES)
+ROLE_TOOLS: Final[dict[str, tuple[str, ...]]] = {
     "triage": (),
     "resolver": RESOLVER_TOOLS,
     "escalation": SPECIALIST_TOOLS,
@@ -116,7 +116,7 @@ class Decision:
         return self.tool(action)
 
 
-_TOOL_INDEX = {role: {tool: i for i, tool in enumerate(tools)} for role, tools in ROLE_TOOLS.items()}
+_TOOL_INDEX: Final = {role: {tool: i for i, tool in enumerate(tools)} for role, tools in ROLE_TOOLS.items()}
 
 
 class IllegalActionError(ValueError):

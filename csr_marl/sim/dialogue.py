@@ -40,20 +40,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Final
 
 from .tickets import Ticket
 
-TOPICS: tuple[str, ...] = ("order", "payment", "device", "account", "other")
-FACT_OF_TOPIC: dict[str, str] = {
+TOPICS: Final[tuple[str, ...]] = ("order", "payment", "device", "account", "other")
+FACT_OF_TOPIC: Final[dict[str, str]] = {
     "order": "order_status",
     "payment": "payment_status",
     "device": "device_state",
     "account": "device_state",
 }
-AUTO_ORDER: tuple[str, ...] = ("order", "payment", "device")  # what ``question=None`` asks about
-TIE_ORDER: tuple[str, ...] = ("payment", "order", "account", "device")  # specific first
+AUTO_ORDER: Final[tuple[str, ...]] = ("order", "payment", "device")  # what ``question=None`` asks about
+TIE_ORDER: Final[tuple[str, ...]] = ("payment", "order", "account", "device")  # specific first
 
-TOPIC_WORDS: dict[str, frozenset[str]] = {
+TOPIC_WORDS: Final[dict[str, frozenset[str]]] = {
     "order": frozenset(
         "order orders ordered package packages parcel parcels delivery deliveries deliver shipping "
         "shipment shipped ship tracking track tracked carrier courier arrive arrived arriving address "
@@ -76,15 +77,15 @@ TOPIC_WORDS: dict[str, frozenset[str]] = {
         "verification verify locked hacked profile access signin".split()
     ),
 }
-INTERNAL_WORDS: frozenset[str] = frozenset(
+INTERNAL_WORDS: Final[frozenset[str]] = frozenset(
     "flag flags flagged risk internal internally warehouse engineering engineers backend "
     "inventory".split()
 )
-INTERNAL_PHRASES: tuple[str, ...] = (
+INTERNAL_PHRASES: Final[tuple[str, ...]] = (
     "our system", "our records", "our side", "back office", "approval limit", "refund limit",
     "stock level", "fraud score", "fraud check",
 )
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD: Final = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -192,19 +193,19 @@ def _slots(ticket: Ticket) -> dict[str, str]:
     }
 
 
-_NOTHING_WRONG = {
+_NOTHING_WRONG: Final = {
     "order": "As far as I can tell {order} is fine -- that's not why I'm writing.",
     "payment": "I haven't noticed anything odd with {payment} -- that's not the problem.",
     "device": "My devices work fine -- that's not what I'm writing about.",
     "account": "I can log in to my account without any trouble.",
 }
-_UNSPECIFIC = {
+_UNSPECIFIC: Final = {
     "order": "All I know is what the tracking for {order} shows me; I wrote everything I have.",
     "payment": "All I can see is {money} on {card}; I wrote everything I have.",
     "device": "I've told you what {device} does; I don't know anything more.",
     "account": "I can only tell you what I see when I log in; I wrote everything I have.",
 }
-_CUES: dict[str, dict[str, tuple[str, ...]]] = {
+_CUES: Final[dict[str, dict[str, tuple[str, ...]]]] = {
     "order_status": {
         "processing": (
             "I placed {order} {days} days ago and the website still says it's being prepared. "
@@ -386,7 +387,7 @@ _CUES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 # An account question about device_state: the account side of the value, else "the account is
 # fine, it's the device" and the device cue.
-_ACCOUNT_CUES: dict[str, tuple[str, ...]] = {
+_ACCOUNT_CUES: Final[dict[str, tuple[str, ...]]] = {
     "needs_reset": (
         "I can't get in properly: the app says my account can't be verified, even after I reset my "
         "password myself.",

@@ -17,15 +17,19 @@ past :data:`MAX_INTERVALS` (very long ``max_tickets`` runs) pool into the last o
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
 from ..config.domain import ROLES
 from ..config.scenario import Staffing
 
-MAX_INTERVALS = 2_880  # 60 days of 30-minute intervals
-QUEUE_NAMES: tuple[str, ...] = ("triage", "resolver", "escalation")
+MAX_INTERVALS: Final = 2_880  # 60 days of 30-minute intervals
+QUEUE_NAMES: Final[tuple[str, ...]] = ("triage", "resolver", "escalation")
 # Per-queue columns of :attr:`IntervalKpis.queues`, in this order.
-_OFFERED, _ANSWERED, _IN_THRESHOLD, _ABANDONED, _WAIT_SUM = range(5)
+_OFFERED: Final = 0
+_ANSWERED: Final = 1
+_IN_THRESHOLD: Final = 2
+_ABANDONED: Final = 3
+_WAIT_SUM: Final = 4
 
 
 def interval_count(horizon_minutes: float, interval_minutes: float) -> int:

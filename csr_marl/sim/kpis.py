@@ -20,28 +20,33 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, ClassVar, TextIO
+from typing import Any, ClassVar, Final, TextIO
 
 from ..config.domain import CATEGORIES, PRIORITIES, ROLES, TIERS
 from ..config.scenario import Scenario
 from .intervals import IntervalKpis
 from .tickets import N_CELLS, Ticket
 
-COUNTS: tuple[str, ...] = (
+COUNTS: Final[tuple[str, ...]] = (
     "offered", "queued", "answered", "answered_in_threshold", "waited", "resolved", "abandoned",
     "closed_unresolved", "escalated", "reopened", "first_contact_resolved", "first_contact_closed",
     "sla_met", "sla_breached", "in_system_at_end",
 )
-BIN_MINUTES = 0.05
-N_BINS = 24_000  # 1,200 minutes; longer waits land in the last bin
-QUEUES: tuple[str, ...] = ("triage", "resolver", "escalation")
+BIN_MINUTES: Final = 0.05
+N_BINS: Final = 24_000  # 1,200 minutes; longer waits land in the last bin
+QUEUES: Final[tuple[str, ...]] = ("triage", "resolver", "escalation")
 # Bits of ``Ticket.queue_marks``: the contact entered a queue / was taken from it (first time only).
-_ENTERED = {name: 1 << i for i, name in enumerate(QUEUES)}
-_TAKEN = {name: 1 << (i + len(QUEUES)) for i, name in enumerate(QUEUES)}
+_ENTERED: Final = {name: 1 << i for i, name in enumerate(QUEUES)}
+_TAKEN: Final = {name: 1 << (i + len(QUEUES)) for i, name in enumerate(QUEUES)}
 # Per-queue totals, first visit of each contact: offered, answered, answered within the threshold,
 # waited (answered after a wait, abandoned, or still waiting at the end), wait sum of answered,
 # abandoned there.
-_OFFERED, _ANSWERED, _IN_THRESHOLD, _WAITED, _WAIT_SUM, _ABANDONED = range(6)
+_OFFERED: Final = 0
+_ANSWERED: Final = 1
+_IN_THRESHOLD: Final = 2
+_WAITED: Final = 3
+_WAIT_SUM: Final = 4
+_ABANDONED: Final = 5
 
 
 class KpiAccumulator:

@@ -13,10 +13,12 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from typing import Final
+
 from ..config.domain import PRIORITIES
 from .tickets import Ticket
 
-_LANE = {p: len(PRIORITIES) - 1 - i for i, p in enumerate(PRIORITIES)}  # urgent -> lane 0
+_LANE: Final = {p: len(PRIORITIES) - 1 - i for i, p in enumerate(PRIORITIES)}  # urgent -> lane 0
 
 
 class TicketQueue:

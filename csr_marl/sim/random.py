@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from typing import Callable
+from typing import Callable, Final
 
 import numpy as np
 
@@ -23,11 +23,11 @@ from ..config.distributions import (
 )
 
 # Append only: a new stream must leave every earlier one's draws unchanged (spawned by index).
-STREAMS: tuple[str, ...] = (
+STREAMS: Final[tuple[str, ...]] = (
     "arrivals", "tickets", "patience", "handle_times", "returns", "policy", "dialogue", "text_noise",
     "illegal_fallback",  # the RL environments' replacement for an illegal action
 )
-BLOCK = 512
+BLOCK: Final = 512
 
 
 def check_seed(seed: object) -> int | None:

@@ -7,9 +7,11 @@ to the reward mode; ``simulate`` reports the totals as the team return.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..config.domain import PRIORITIES
 
-COMPONENTS: tuple[str, ...] = (
+COMPONENTS: Final[tuple[str, ...]] = (
     "classification", "priority", "routing", "step", "resolution", "waiting", "abandonment",
     "sla_breach", "illegal_action", "response",
 )

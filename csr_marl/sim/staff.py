@@ -8,7 +8,7 @@ request to the center (see :mod:`csr_marl.sim.decisions`), never a local rule.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generator
+from typing import Any, Final, Generator, TYPE_CHECKING
 
 import simpy
 
@@ -44,7 +44,7 @@ class Staff:
 
 
 Process = Generator[simpy.Event, Any, None]
-PICK_ACTIONS = [list(range(k)) for k in range(65)]  # legal pick actions for k visible tickets
+PICK_ACTIONS: Final = [list(range(k)) for k in range(65)]  # legal pick actions for k visible tickets
 
 
 def staff_process(center: "ContactCenter", staff: Staff) -> Process:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Final, NamedTuple, TYPE_CHECKING
 
 from ..config.domain import CATEGORIES
 from ..config.scenario import TextNoise as NoiseConfig
@@ -30,24 +30,24 @@ if TYPE_CHECKING:
 
 # A word that may take a typo: four or more letters, standing alone (not part of an id like 1Z4..., a
 # contraction, or a {slot} name).
-_WORD = re.compile(r"(?<![A-Za-z0-9'{_])[A-Za-z]{4,}(?![A-Za-z0-9'}_])")
-_GREETING = re.compile(r"^(hi|hello|hey|dear)( there| team| support)?[,!.]?\s+", re.I)
-_SIGN_OFF = re.compile(
+_WORD: Final = re.compile(r"(?<![A-Za-z0-9'{_])[A-Za-z]{4,}(?![A-Za-z0-9'}_])")
+_GREETING: Final = re.compile(r"^(hi|hello|hey|dear)( there| team| support)?[,!.]?\s+", re.I)
+_SIGN_OFF: Final = re.compile(
     r"\s*((many thanks|thanks|thank you|kind regards|best regards|regards|best|cheers)[,!.]?\s*)?"
     r"(- ?)?\{first_name\}(,\s*\{company\})?\s*$", re.I
 )
 # Who the customer is stays the same in a second issue; its ids, amounts and products are its own.
-_SAME_CUSTOMER = ("first_name", "company")
-_KEEPS_CAPITAL = re.compile(r"^(\{|I\b|I'|[A-Z0-9]{2,}\b)")
+_SAME_CUSTOMER: Final[tuple[str, ...]] = ("first_name", "company")
+_KEEPS_CAPITAL: Final = re.compile(r"^(\{|I\b|I'|[A-Z0-9]{2,}\b)")
 
 # How a second topic is tacked on: (lead-in, whether the first letter of what follows drops to lower case).
-MIXED_LEADS: tuple[tuple[str, bool], ...] = (
+MIXED_LEADS: Final[tuple[tuple[str, bool], ...]] = (
     ("Also, ", True), ("PS ", False), ("P.S. ", False), ("Oh and ", True),
     ("One more thing: ", False), ("While I have you: ", False),
 )
 
 # What a customer writes when they pick a label on the web form, by the label they picked.
-STATED_CATEGORY: dict[str, tuple[str, ...]] = {
+STATED_CATEGORY: Final[dict[str, tuple[str, ...]]] = {
     "billing": (
         "This is a billing question.",
         "I think this is a billing issue, please pass it to payments.",
@@ -73,7 +73,7 @@ STATED_CATEGORY: dict[str, tuple[str, ...]] = {
         "Not a complaint, just a question about my account.",
     ),
 }
-STATED_PRIORITY: dict[str, tuple[str, ...]] = {
+STATED_PRIORITY: Final[dict[str, tuple[str, ...]]] = {
     "urgent": (
         "URGENT - please answer today!",
         "This is an emergency, I need help right now.",
@@ -189,7 +189,7 @@ class _Prepared(NamedTuple):
     material: tuple[dict[str, tuple[str, ...]], list, dict[str, list], dict[str, list]]
 
 
-_PREPARED: dict[tuple[int, str], _Prepared] = {}
+_PREPARED: Final[dict[tuple[int, str], _Prepared]] = {}
 
 
 def _prepared(bank: TicketBank, split: str) -> _Prepared:

@@ -8,7 +8,7 @@ Policies and observation encoders must read only the visible part.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from ..config.domain import CATEGORIES, DIAGNOSTIC_TOOLS, PRIORITIES, TIERS, raise_priority
 from ..config.scenario import Scenario
@@ -17,7 +17,7 @@ from .random import RandomStreams, UniformStream, cumulative, infinite_sampler, 
 from .slots import slot_value
 from .text_noise import TextNoise
 
-N_CELLS = len(PRIORITIES) * len(TIERS) * len(CATEGORIES)
+N_CELLS: Final = len(PRIORITIES) * len(TIERS) * len(CATEGORIES)
 
 
 class Ticket:
@@ -158,8 +158,8 @@ class Ticket:
 
 
 #: A refund is right when it is within this many dollars of what the customer is owed.
-REFUND_TOLERANCE = 0.01
-REFUND_TOOLS: frozenset[str] = frozenset({"initiate_refund", "approve_refund"})
+REFUND_TOLERANCE: Final = 0.01
+REFUND_TOOLS: Final[frozenset[str]] = frozenset({"initiate_refund", "approve_refund"})
 
 
 def amount_on_record(ticket: Ticket) -> float:
@@ -382,15 +382,15 @@ class TicketFactory:
         return PRIORITIES[level - 1]
 
 
-_CELL = {
+_CELL: Final = {
     (p, t, c): (pi * len(TIERS) + ti) * len(CATEGORIES) + ci
     for pi, p in enumerate(PRIORITIES)
     for ti, t in enumerate(TIERS)
     for ci, c in enumerate(CATEGORIES)
 }
-_NO_SLOTS: dict[str, str] = {}
-_DEFAULT_NAMES = ("Alex", "Robin", "Sam", "Jordan", "Casey", "Morgan", "Taylor", "Jamie")
-_OTHER_CATEGORIES = {c: [o for o in CATEGORIES if o != c] for c in CATEGORIES}
+_NO_SLOTS: Final[dict[str, str]] = {}
+_DEFAULT_NAMES: Final = ("Alex", "Robin", "Sam", "Jordan", "Casey", "Morgan", "Taylor", "Jamie")
+_OTHER_CATEGORIES: Final = {c: [o for o in CATEGORIES if o != c] for c in CATEGORIES}
 
 
 def _priority(template: Template, tier: str, text: str) -> str:
