@@ -270,3 +270,33 @@ def test_each_step_hands_out_done_flags_of_its_own():
     assert len(returned) > 10
     assert not any(any(t.values()) or any(u.values()) for t, u in returned[:-1])  # nobody done before the end
     assert all(returned[-1][1].values())
+
+
+def test_every_agent_s_arrays_are_its_own_and_writable():
+    # Learners and wrappers write into what a step returned (normalising observations in place, masking
+    # actions): no agent's observation, mask or reward components may share memory with another's, with
+    # a later step's, or with the environment's constants.
+    env = csr_marl.parallel_env("standard_day", overrides=SHORT)
+    encoder = env.unwrapped._driver.encoder
+    observations, infos = env.reset(seed=4)
+    policy = masked_random(4)
+    earlier: list[np.ndarray] = []
+    checked = 0
+    while env.agents:
+        arrays = [observations[a] for a in infos] + [i["action_mask"] for i in infos.values()]
+        arrays += [i["reward_components"] for i in infos.values()]
+        assert all(array.flags.writeable for array in arrays)
+        for k, array in enumerate(arrays):
+            for other in arrays[k + 1:] + earlier[-3 * len(infos):]:
+                assert not np.shares_memory(array, other)
+        checked += len(arrays)
+        actions = {agent: policy(info["action_mask"]) for agent, info in infos.items()}
+        for array in arrays:  # a user's in-place change ...
+            array[...] = 7
+        earlier = arrays
+        observations, _, _, _, infos = env.step(actions)
+        for agent, info in infos.items():  # ... reaches neither the next step nor the role's constants
+            assert not (observations[agent] == 7).all() and not (info["action_mask"] == 7).any()
+    assert checked > 1000
+    for role in ("triage", "resolver", "escalation"):
+        assert not (encoder.waiting_observation(role) == 7).any()

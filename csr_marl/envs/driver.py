@@ -343,7 +343,7 @@ class CenterDriver:
         due, full, flat, role_of = self.due, self.ended, self.flat, self.role_of
         now = center.env._now
         last_decided, illegal = self.last_decided, self.illegal
-        waiting_pair = self.encoder.waiting_pair
+        encoder = self.encoder
         account = self.account
         team, step_own = account.step_points(), account.step_own
         observations: dict[str, Any] = {}
@@ -354,7 +354,7 @@ class CenterDriver:
                 mask = self.mask(agent, True)
                 observations[agent] = self.observation(agent, mask)
             elif observe_waiting:
-                vector, mask = waiting_pair(role_of[agent])
+                vector, mask = encoder.waiting_pair(role_of[agent])
                 observations[agent] = vector if flat else {"observation": vector, "action_mask": mask}
             else:
                 continue
