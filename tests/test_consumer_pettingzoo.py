@@ -7,6 +7,9 @@ action costs a penalty and is replaced by a random legal action; it never raises
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from pettingzoo.test import (
     api_test,
@@ -20,6 +23,7 @@ from pettingzoo.test import (
 
 import csr_marl
 import csr_marl.envs
+from extras import need
 from csr_marl.envs.driver import IllegalActionWarning
 
 
@@ -62,3 +66,23 @@ def test_registered_with_pettingzoo_s_registry(kind):
     assert isinstance(env.unwrapped, csr_marl.envs.ContactCenterAEC if kind == "aec" else csr_marl.envs.ContactCenterParallel)
     env.reset(seed=0)
     assert env.unwrapped.scenario.name == "standard_day" and env.agents
+
+
+
+def test_a_vector_env_a_learner_holds_closes_quietly_at_exit():
+    # SB3's model holds SuperSuit's vector env, whose __del__ closes the environments while the
+    # interpreter exits, after module globals may have been cleared. Judging the episode then must not
+    # raise ("Exception ignored in ..."): the compiled driver once read a cleared threshold there.
+    need("supersuit")
+    need("stable_baselines3")
+    script = (
+        "import warnings, supersuit as ss, csr_marl\n"
+        "from stable_baselines3 import PPO\n"
+        "venv = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(csr_marl.parallel_env()), 1, num_cpus=0,"
+        " base_class='stable_baselines3')\n"
+        "warnings.simplefilter('ignore')\n"
+        "model = PPO('MlpPolicy', venv, n_steps=64, batch_size=64, verbose=0).learn(64)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]

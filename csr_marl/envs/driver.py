@@ -8,7 +8,7 @@ layers over it that differ only in how they present turns.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -29,6 +29,13 @@ from .illegal_warning import (  # noqa: F401  (IllegalActionWarning: importable 
 from .layout import Layout
 from .observations import ObservationEncoder
 from .rewards import RewardAccount
+
+# What end_episode() reads, held by this module: compiled, a Final is a C static, which a closing
+# interpreter does not clear (a name looked up in the module's dict may read None by then, and an
+# environment closed by a garbage-collected vector env at exit would raise instead of judging).
+_MIN_DECISIONS: Final = ILLEGAL_WARN_MIN_DECISIONS
+_WARN_SHARE: Final = ILLEGAL_WARN_SHARE
+_WARN: Final = warn_illegal
 
 def agent_names(scenario: Scenario) -> list[str]:
     """One agent per staff slot at peak staffing, in role order (the core's staff names)."""
@@ -285,15 +292,15 @@ class CenterDriver:
             pending = self._unjudged[agent]
             pending[0] += decided
             pending[1] += self.illegal[agent]
-            if pending[0] < ILLEGAL_WARN_MIN_DECISIONS:
+            if pending[0] < _MIN_DECISIONS:
                 continue
             decided, illegal = pending
             pending[:] = [0, 0]
-            if illegal > ILLEGAL_WARN_SHARE * decided and agent not in self.warned:
+            if illegal > _WARN_SHARE * decided and agent not in self.warned:
                 self.warned.add(agent)
                 offenders.append(f"{agent} {illegal / decided:.0%} ({illegal} of {decided} decisions)")
         if offenders:
-            warn_illegal(offenders)
+            _WARN(offenders)
 
     def _waiting(self, agent: str, action: int) -> None:
         """An agent with nothing to decide: its action is ignored (only the no-op is unmasked);

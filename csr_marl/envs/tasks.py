@@ -152,8 +152,7 @@ class CenterTaskEnv(gymnasium.Env):
         return driver.observation(self.agent, driver.mask(self.agent, False))  # type: ignore[return-value]
 
     def _info(self) -> dict[str, Any]:
-        driver = self._driver
-        return driver.info(self.agent, driver.mask(self.agent, False), driver.account.since_turn_components(self.agent))
+        return self._driver.turn_info(self.agent)
 
 
 def register_tasks() -> None:
