@@ -52,6 +52,19 @@ CONTENDERS = ("core", "raw", "wrapped")
 PARTS = ("step", "info", "observation", "no_text")  # --parts: raw_env's reads, one added at a time
 
 
+class NoText:
+    """A text hasher whose features cost nothing: zeros (the ``no_text`` what-if of ``--parts``)."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self._zeros = n, bytes(4 * n)
+
+    def __call__(self, text: str) -> list[float]:
+        return [0.0] * self.n
+
+    def packed(self, text: str) -> bytes:
+        return self._zeros
+
+
 def record() -> list[list[int]]:
     """The actions of a random masked team, one list per seed (every one legal)."""
     from env_throughput import RandomMasked
@@ -91,10 +104,10 @@ def replay(contender: str, runs: list[list[int]]) -> None:
     scenario = csr_marl.load_scenario(SCENARIO)
     make = csr_marl.env if contender == "wrapped" else csr_marl.raw_env
     envs = [make(SCENARIO) for _ in runs] if contender != "core" else []
-    if contender == "no_text":  # the what-if: every ticket's text features cost nothing
+    if contender == "no_text":  # the what-if: every ticket's text features cost nothing (pure build only)
         for env in envs:
             encoder = env.unwrapped._driver.encoder
-            encoder.hasher = lambda text, zeros=[0.0] * encoder.hasher.n: zeros.copy()
+            encoder.hasher = NoText(encoder.hasher.n)
     centers = [ContactCenter(scenario, seed, track_rewards=True) for seed in SEEDS] if contender == "core" else []
     # Steady state, outside the count: each env (for the core, a throwaway one) first plays an episode of
     # another seed, as any env has played many before a training run's later steps: the bank's tables,

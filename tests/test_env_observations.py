@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import struct
 import zlib
 
 import numpy as np
@@ -53,6 +55,33 @@ def test_text_features_are_stable_signed_hashes_with_numbers_folded():
         expected[h % 8] += 1.0 if h & 0x80000000 else -1.0
     np.testing.assert_allclose(vector, expected / np.linalg.norm(expected))
     assert hasher("order 4471") == hasher("ORDER 98")
+
+
+def _reference_features(text: str, n: int) -> np.ndarray:
+    """The text features from their definition: every word (numbers as ``0``), CRC-32 signed hashing."""
+    counts = np.zeros(n)
+    for word in re.findall(r"[a-z]+(?:'[a-z]+)?|[0-9]+", text.lower()):
+        h = zlib.crc32(b"0" if word[0].isdigit() else word.encode())
+        counts[h % n] += 1.0 if h & 0x80000000 else -1.0
+    norm = np.linalg.norm(counts)
+    return counts / norm if norm else counts
+
+
+def test_text_features_summed_by_sentence_equal_the_whole_texts_and_pack_as_observations_hold_them():
+    """The hasher sums a text's counts sentence by sentence from a cache: the features are still those of
+    the whole text's words, for tickets of the shipped bank and for text with every separator."""
+    env = csr_marl.raw_env("standard_day")
+    env.reset(seed=3)
+    factory = env.unwrapped.center.factory
+    texts = [factory.new(0.0).text for _ in range(300)] + [
+        "", "...", "Hi!!! it's me?? Order 12.50.\nNew line\r\nand P.S. don't.won't!can't?",
+        "Café naïve résumé: 3 items.", "A.B.C 1.2.3 a'b' 'quoted' end.", "UPPER CASE. lower case.",
+    ]
+    hasher, fresh = TextHasher(32), TextHasher(32)
+    for text in texts + texts:  # the second pass reads the caches
+        features = hasher(text)
+        np.testing.assert_allclose(features, _reference_features(text, 32), rtol=0, atol=1e-15)
+        assert hasher.packed(text) == struct.pack("32f", *features) == fresh.packed(text)
 
 
 def test_character_grams_carry_an_unseen_word_to_the_words_it_resembles():

@@ -497,3 +497,27 @@ def test_documented_replies_of_a_heuristic_run_score_by_resolution() -> None:
             closes += 1
         center.decide(action, decision)
     assert closes == 40
+
+
+# --- the rubric's counting helpers, against their definitions ------------------------------------------
+_FEW_WORDS = st.lists(st.sampled_from(["the", "your", "refund", "order", "refund order", "sorry", "thanks"]), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_FEW_WORDS)
+def test_repeated_words_and_phrases_are_counted_as_a_counter_counts_them(pieces) -> None:
+    from collections import Counter
+
+    words = " ".join(pieces).split()
+    counts = responses._word_counts(words)
+    assert counts == Counter(words)
+    long = Counter(w for w in words if len(w) >= 4 and w not in responses._STOP)
+    assert responses._most_repeated(counts) == max(long.values(), default=0)
+    phrases = Counter(zip(words, words[1:], words[2:]))
+    for times in (2, 3, 4):
+        assert responses._phrase_repeated(words, counts, times) == (max(phrases.values(), default=0) >= times)
+
+
+@pytest.mark.parametrize("text", ["inv-123 456/ab", "order #1z9 x", "", "$84.99, café ünï 12", "tab\there\nnew"])
+def test_letters_and_digits_keep_exactly_a_to_z_and_0_to_9(text) -> None:
+    assert responses._letters_and_digits(text) == re.sub(r"[^a-z0-9]", "", text)

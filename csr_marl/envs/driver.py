@@ -262,11 +262,11 @@ class CenterDriver:
         center = self.center
         assert center is not None
         agent = decision.staff.name
-        self.decisions[agent] += 1
+        self.decisions[agent] = self.decisions[agent] + 1
         self._decided_total += 1
         if illegal:
             center.rewards.add("illegal_action", self.illegal_penalty, agent)
-            self.illegal[agent] += 1
+            self.illegal[agent] = self.illegal[agent] + 1
             self._illegal_total += 1
         if self._illegal_total:  # running totals: nothing in a step grows with the agents
             self._kpis["illegal_actions"] = self._illegal_total
@@ -290,8 +290,8 @@ class CenterDriver:
             if not decided:
                 continue
             pending = self._unjudged[agent]
-            pending[0] += decided
-            pending[1] += self.illegal[agent]
+            pending[0] = pending[0] + decided
+            pending[1] = pending[1] + self.illegal[agent]
             if pending[0] < _MIN_DECISIONS:
                 continue
             decided, illegal = pending

@@ -129,7 +129,6 @@ class ObservationEncoder:
             for p, i in _PRIORITY.items()
         }
         self._slot_tail = {c: one_hot(len(CATEGORIES), i) for c, i in _CATEGORY.items()}
-        self._text_pack = struct.Struct(f"{layout.text_features}f").pack
         self._no_ticket = zeros(block.size)
         self._no_dynamic = zeros(block.size - block.facts)
         # k visible tickets, each (present, priority, tier) | age | category, then zeros for the rest
@@ -317,7 +316,7 @@ class ObservationEncoder:
 
     def _features(self, ticket: Ticket) -> TicketFeatures:
         """Text features, tier and declared labels: fixed for the ticket's life, computed once."""
-        static = self._text_pack(*self.hasher(ticket.text)) + (
+        static = self.hasher.packed(ticket.text) + (
             self._labels[ticket.tier][ticket.declared_category][ticket.declared_priority]
         )
         features = TicketFeatures(len(static) // 4, np.float32, static)  # read-only: over bytes

@@ -94,11 +94,11 @@ class RewardAccount:
                         mine = book.get(agent)
                         if mine is None:
                             mine = book[agent] = [0] * (_N + 1)
-                        mine[0] += alone
-                        mine[i + 1] += alone
-            pool[i] += team
+                        mine[0] = mine[0] + alone
+                        mine[i + 1] = mine[i + 1] + alone
+            pool[i] = pool[i] + team
             points[i] = pool[i] * _SCALE  # float(pool[i]) * 2**-32
-            step_pool[i] += team
+            step_pool[i] = step_pool[i] + team
             added += team
         self.pool_sum += added
         self.step_pool_sum += added

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-import operator
 import re
+import struct
 import zlib
 from typing import Final
 
@@ -16,6 +16,16 @@ _DIGITS_TO_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
 _SEPARATE: Final = bytes(
     48 if 48 <= c <= 57 else c if re.fullmatch(rb"[a-z']", bytes([c])) else 32 for c in range(256)
 )
+
+# Lower-case ASCII text to sentences: digits become 0, and . ! ? and line breaks all become "." (none
+# of them is part of a token, so a sentence's tokens are the text's).
+_SENTENCES: Final = bytes(48 if 48 <= c <= 57 else 46 if c in b".!?\n\r" else c for c in range(256))
+
+
+def _key(text: str) -> bytes:
+    """A text's cache key: its UTF-8 bytes with every digit 0 (in UTF-8, bytes 0x30-0x39 are only ever
+    ASCII digits, which the tokenizer treats alike)."""
+    return text.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO)
 
 
 class TextHasher:
@@ -38,18 +48,35 @@ class TextHasher:
         self._grams: dict[str, list[tuple[int, float]]] = {}
         self._slots: dict[str, tuple[int, int]] = {}  # word -> (feature, sign +1 or -1)
         self._texts: dict[bytes, tuple[float, ...]] = {}
-        # ASCII pieces: the slot of a piece that is one token, else a list of its tokens' slots
-        self._pieces: dict[bytes, tuple[int, int] | list[tuple[int, int]]] = {}
+        self._packed: dict[bytes, bytes] = {}  # the features as float32 bytes (:meth:`packed`)
+        self._pack = struct.Struct(f"{n}f").pack
+        # ASCII pieces: the slot of a piece that is one token; the slots of a piece of several (or none)
+        self._one: dict[bytes, tuple[int, int]] = {}
+        self._many: dict[bytes, list[tuple[int, int]]] = {}
+        self._sentences: dict[bytes, tuple[int, ...]] = {}  # lower-case ASCII sentence -> features, counts
 
     def __call__(self, text: str) -> list[float]:
-        # In UTF-8, bytes 0x30-0x39 are only ever ASCII digits, which the tokenizer treats alike.
-        key = text.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO)
+        key = _key(text)
         features = self._texts.get(key)
         if features is None:
             if len(self._texts) >= _TEXT_CACHE_LIMIT:
                 self._texts.clear()
-            features = self._texts[key] = tuple(self._hash(text) if self.chars is None else self._hash_grams(text))
+            features = self._texts[key] = tuple(self._features(text))
         return list(features)
+
+    def packed(self, text: str) -> bytes:
+        """The features of ``text`` as ``n`` native float32 values (``struct`` format ``f``), as an
+        observation holds them: the same numbers as ``self(text)``, rounded to float32."""
+        key = _key(text)
+        packed = self._packed.get(key)
+        if packed is None:
+            if len(self._packed) >= _TEXT_CACHE_LIMIT:
+                self._packed.clear()
+            packed = self._packed[key] = self._pack(*self._features(text))
+        return packed
+
+    def _features(self, text: str) -> list[float]:
+        return self._hash(text) if self.chars is None else self._hash_grams(text)
 
     def _hash_grams(self, text: str) -> list[float]:
         """Words and their character n-grams (class docstring)."""
@@ -70,11 +97,11 @@ class TextHasher:
         for counts in (words, pieces):
             part = [0.0] * self.n
             for (index, sign), count in counts.items():
-                part[index] += sign * (1.0 + math.log(count))
+                part[index] = part[index] + (sign * (1.0 + math.log(count)))
             norm = math.sqrt(sum(v * v for v in part)) or 1.0
             for i, v in enumerate(part):
                 if v:
-                    vector[i] += v / norm
+                    vector[i] = vector[i] + (v / norm)
         norm = math.sqrt(sum(v * v for v in vector)) or 1.0
         return [v / norm for v in vector]
 
@@ -93,38 +120,64 @@ class TextHasher:
         return h % self.n, 1.0 if h & 0x80000000 else -1.0
 
     def _hash(self, text: str) -> list[float]:
-        slots = self._slots
-        if len(slots) >= _TOKEN_CACHE_LIMIT or len(self._pieces) >= _TOKEN_CACHE_LIMIT:
+        slots, sentences = self._slots, self._sentences
+        if len(slots) >= _TOKEN_CACHE_LIMIT or len(sentences) + len(self._one) + len(self._many) >= _TOKEN_CACHE_LIMIT:
             slots.clear()
-            self._pieces.clear()
+            sentences.clear()
+            self._one.clear()
+            self._many.clear()
         counts = [0] * self.n
         if text.isascii():
-            # Split at every character no token holds, with digits folded to 0 (numbers are one
-            # token): a piece's tokens are then the same as in the text, and pieces repeat.
-            pieces = self._pieces
-            for piece in text.encode("ascii").lower().translate(_SEPARATE).split():
-                slot = pieces.get(piece)
-                if slot is None:
-                    slot = pieces[piece] = self._piece(piece)
-                if isinstance(slot, tuple):
-                    counts[slot[0]] += slot[1]
-                else:  # several tokens
-                    for index, sign in slot:
-                        counts[index] += sign
+            # Sentences (cut at . ! ? and line breaks, which no token holds) repeat across tickets far
+            # more than whole texts do: each one's counts are worked out once.
+            for sentence in text.encode("ascii").lower().translate(_SENTENCES).split(b"."):
+                found = sentences.get(sentence)
+                if found is None:
+                    found = sentences[sentence] = self._sentence(sentence)
+                for k in range(0, len(found), 2):
+                    index = found[k]
+                    counts[index] = counts[index] + found[k + 1]
         else:
             for word in _WORD.findall(text.lower()):
                 index, sign = slots.get(word) or self._slot(word)
-                counts[index] += sign
+                counts[index] = counts[index] + sign
         # Whole numbers: the sum of squares is exact, and so is each count's conversion to float.
-        norm = math.sqrt(sum(map(operator.mul, counts, counts))) or 1.0
+        total = 0
+        for count in counts:
+            total += count * count
+        norm = math.sqrt(total) or 1.0
         return [c / norm for c in counts]
 
-    def _piece(self, piece: bytes) -> tuple[int, int] | list[tuple[int, int]]:
-        """The slot of a piece that is one token, else the slots of its tokens."""
+    def _sentence(self, sentence: bytes) -> tuple[int, ...]:
+        """Feature, count, feature, count, ... for the features an ASCII sentence's tokens reach (counts
+        not zero). One flat tuple of numbers: the collector stops tracking it, so a full cache costs its
+        passes nothing."""
+        one, many = self._one, self._many
+        counts: dict[int, int] = {}
+        # Split at every character no token holds, with digits folded to 0 (numbers are one token):
+        # a piece's tokens are then the same as in the text, and pieces repeat.
+        for piece in sentence.translate(_SEPARATE).split():
+            slot = one.get(piece)
+            if slot is not None:  # most pieces are one token
+                counts[slot[0]] = counts.get(slot[0], 0) + slot[1]
+                continue
+            found = many.get(piece)
+            if found is None:
+                found = self._piece(piece)
+            for index, sign in found:
+                counts[index] = counts.get(index, 0) + sign
+        return tuple([number for item in counts.items() if item[1] for number in item])
+
+    def _piece(self, piece: bytes) -> list[tuple[int, int]]:
+        """The slots of a piece's tokens, kept: in ``_one`` for a piece that is one token, else ``_many``."""
         slots = self._slots
         words = _WORD.findall(piece.decode("ascii"))
         found = [slots.get(word) or self._slot(word) for word in words]
-        return found[0] if len(words) == 1 and len(words[0]) == len(piece) else found
+        if len(words) == 1 and len(words[0]) == len(piece):
+            self._one[piece] = found[0]
+        else:
+            self._many[piece] = found
+        return found
 
     def _slot(self, word: str) -> tuple[int, int]:
         h = zlib.crc32(b"0" if word[0].isdigit() else word.encode())

@@ -435,7 +435,7 @@ class ContactCenter:
 
     def arrive(self, ticket: Ticket) -> None:
         charge_ticket()  # a server's per-request work budget (nothing outside one: one test)
-        self.flow["arrived"] += 1
+        self.flow["arrived"] = self.flow["arrived"] + 1
         self.kpis.arrived(ticket)
         self.enqueue(ticket, self.entry_queue)
 
@@ -459,7 +459,7 @@ class ContactCenter:
             weight = self.meter.weight[ticket.true_priority]
             self.meter.change(now, -weight)
             self.meter.refund(weight, now - ticket.deadline)
-            self.flow["abandoned"] += 1
+            self.flow["abandoned"] = self.flow["abandoned"] + 1
             ticket.queue_wait += max(0.0, ticket.deadline - ticket.enqueued_at)
             self.kpis.queue_unanswered(queue.name, ticket, abandoned=True)
             self.kpis.abandoned(ticket, max(0.0, ticket.deadline - ticket.arrival))
@@ -489,12 +489,12 @@ class ContactCenter:
             self.kpis.taken(queue.name, ticket, waited, None)
         staff.ticket = ticket
         staff.busy_since = now
-        self.busy_staff[staff.role] += 1
+        self.busy_staff[staff.role] = self.busy_staff[staff.role] + 1
 
     def end_service(self, staff: Staff) -> None:
         self._add_busy(staff, self.env._now)
         staff.ticket = None
-        self.busy_staff[staff.role] -= 1
+        self.busy_staff[staff.role] = self.busy_staff[staff.role] - 1
 
     def _add_busy(self, staff: Staff, until: float, finished: bool = True) -> None:
         start = staff.busy_since
@@ -534,10 +534,10 @@ class ContactCenter:
         self.rewards.add("routing", route_reward, agent)
         if ticket.counted:
             t = self.kpis.triage
-            t["triaged"] += 1
-            t["category_right"] += right_category
-            t["priority_right"] += distance == 0
-            t["route_right"] += right_route
+            t["triaged"] = t["triaged"] + 1
+            t["category_right"] = t["category_right"] + right_category
+            t["priority_right"] = t["priority_right"] + (distance == 0)
+            t["route_right"] = t["route_right"] + right_route
 
     def _label_odds(self) -> tuple[dict[str, float], dict[str, float]]:
         """p / (1 - p) per category and route, p the share of tickets the label is right for (once)."""
@@ -647,10 +647,10 @@ class ContactCenter:
                 "parts": dict(grade.parts), "notes": list(grade.notes),
             }))
         if resolved:
-            self.flow["resolved"] += 1
+            self.flow["resolved"] = self.flow["resolved"] + 1
             self.rewards.add("resolution", w.resolution * w.tier_weight.get(ticket.tier, 1.0), agent)
         else:
-            self.flow["closed_unresolved"] += 1
+            self.flow["closed_unresolved"] = self.flow["closed_unresolved"] + 1
             self._maybe_return(ticket)
         if not on_time:
             self.rewards.add("sla_breach", w.sla_breach, agent)

@@ -98,17 +98,17 @@ class KpiAccumulator:
         """A contact left the center (closed or abandoned) with the customer in this mood."""
         if ticket.counted:
             mood = self.mood
-            mood["left"] += 1
-            mood["sentiment_sum"] += sentiment
-            mood["upset"] += upset
+            mood["left"] = mood["left"] + 1
+            mood["sentiment_sum"] = mood["sentiment_sum"] + sentiment
+            mood["upset"] = mood["upset"] + upset
 
     def arrived(self, ticket: Ticket) -> None:
         """A contact arrived (offered; a returning customer's contact is also a reopening)."""
         if ticket.counted:
             cell = ticket.cell
-            self._offered[cell] += 1
+            self._offered[cell] = self._offered[cell] + 1
             if ticket.contact:
-                self._reopened[cell] += 1
+                self._reopened[cell] = self._reopened[cell] + 1
             i = int(ticket.arrival * self._per_minute)
             self._arrived_by_interval[i if i < self._last else self._last] += 1
 
@@ -117,8 +117,8 @@ class KpiAccumulator:
         """A counted contact was closed by a reply graded ``score`` (0.0-0.5), resolved or not, with
         the customer in ``mood`` (sentiment, upset) as they left, or None when moods are off."""
         replies = self.replies
-        replies["graded"] += 1
-        replies["score_sum"] += score
+        replies["graded"] = replies["graded"] + 1
+        replies["score_sum"] = replies["score_sum"] + score
         if mood is not None:
             self.left(ticket, *mood)
         cell, c = ticket.cell, self.counts
@@ -133,7 +133,7 @@ class KpiAccumulator:
         """The contact entered ``queue``; only its first visit counts."""
         at = ticket.enqueued_at
         if at >= self.warmup:
-            self.entries[queue] += 1
+            self.entries[queue] = self.entries[queue] + 1
         bit = _ENTERED[queue]
         marks = ticket.queue_marks
         if marks & bit:
@@ -145,7 +145,7 @@ class KpiAccumulator:
         i = int(at * self._per_minute)
         self._entered_by_interval[queue][i if i < self._last else self._last] += 1
         if queue == self.headline_queue:
-            self._queued[ticket.cell] += 1
+            self._queued[ticket.cell] = self._queued[ticket.cell] + 1
 
     def taken(self, queue: str, ticket: Ticket, wait: float, first_wait: float | None) -> None:
         """A member of the queue's role took the contact after ``wait`` minutes in ``queue`` (first
@@ -159,18 +159,18 @@ class KpiAccumulator:
         threshold = self.threshold
         if first_wait is not None:  # the first response's totals, laid out as a queue's
             first = self.first_response
-            first[_ANSWERED] += 1
-            first[_IN_THRESHOLD] += first_wait <= threshold
-            first[_WAITED] += first_wait > 0
-            first[_WAIT_SUM] += first_wait
+            first[_ANSWERED] = first[_ANSWERED] + 1
+            first[_IN_THRESHOLD] = first[_IN_THRESHOLD] + (first_wait <= threshold)
+            first[_WAITED] = first[_WAITED] + (first_wait > 0)
+            first[_WAIT_SUM] = first[_WAIT_SUM] + first_wait
         if marks & bit:
             return
         in_threshold = wait <= threshold
         stats = self.per_queue[queue]
-        stats[_ANSWERED] += 1
-        stats[_IN_THRESHOLD] += in_threshold
-        stats[_WAITED] += wait > 0
-        stats[_WAIT_SUM] += wait
+        stats[_ANSWERED] = stats[_ANSWERED] + 1
+        stats[_IN_THRESHOLD] = stats[_IN_THRESHOLD] + in_threshold
+        stats[_WAITED] = stats[_WAITED] + (wait > 0)
+        stats[_WAIT_SUM] = stats[_WAIT_SUM] + wait
         i = int(ticket.enqueued_at * self._per_minute)
         columns = self._answered_by_interval[queue]
         if i > self._last:
@@ -184,7 +184,7 @@ class KpiAccumulator:
         cell = ticket.cell
         c = self.counts
         c["answered"][cell] += 1
-        self.answered_wait[cell] += wait
+        self.answered_wait[cell] = self.answered_wait[cell] + wait
         if in_threshold:
             c["answered_in_threshold"][cell] += 1
         if wait > 0:
@@ -198,8 +198,8 @@ class KpiAccumulator:
         if not ticket.counted or ticket.queue_marks & _TAKEN[queue]:
             return
         stats = self.per_queue[queue]
-        stats[_WAITED] += 1
-        stats[_ABANDONED] += abandoned
+        stats[_WAITED] = stats[_WAITED] + 1
+        stats[_ABANDONED] = stats[_ABANDONED] + abandoned
         if abandoned:
             self.intervals.gave_up(queue, ticket.enqueued_at)
         if queue == self.headline_queue:
@@ -216,15 +216,15 @@ class KpiAccumulator:
     def never_answered(self, ticket: Ticket) -> None:
         """Hung up, or still waiting at the end, before anybody answered: it waited for a first answer."""
         if ticket.counted and ticket.answered_at is None:
-            self.first_response[_WAITED] += 1
+            self.first_response[_WAITED] = self.first_response[_WAITED] + 1
 
     def busy_span(self, role: str, start: float, until: float, off_shift: float = 0.0) -> None:
         """``role`` was busy from ``start`` to ``until`` (after the warm-up), ``off_shift`` minutes of
         it after the staff member's shift ended (overtime)."""
-        self.busy[role] += until - start
-        self.services[role] += 1
+        self.busy[role] = self.busy[role] + (until - start)
+        self.services[role] = self.services[role] + 1
         if off_shift:
-            self.overtime[role] += off_shift
+            self.overtime[role] = self.overtime[role] + off_shift
         i = int(start * self._per_minute)
         if not off_shift and i == int(until * self._per_minute) and i < self._last:
             self._busy_by_interval[role][i] += until - start  # the usual case: within one interval
@@ -237,8 +237,8 @@ class KpiAccumulator:
         censoring-aware estimate (exact in expectation for exponential handle times): counting a cut-off
         service as a whole one biases the mean low by the share of services cut off at the end."""
         self.busy_span(role, start, until, off_shift)
-        self.services[role] -= 1
-        self.unfinished[role] += 1
+        self.services[role] = self.services[role] - 1
+        self.unfinished[role] = self.unfinished[role] + 1
 
     # --- results ----------------------------------------------------------------------------------
     def total(self, name: str) -> int:

@@ -80,7 +80,6 @@ caches its grade by everything the grade depends on, so the core pays a dict loo
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -133,16 +132,17 @@ class CacheInfo(NamedTuple):
 
 
 @lru_cache(maxsize=4096)
-def _alternation(stems: tuple[str, ...]) -> re.Pattern[str]:
-    """``\\b(?:stem|stem|...)``, the stems grouped by their first letter when each begins with a plain
-    one: only the stems of the letter at hand can match there, and they keep their order, so every match
-    is the same, but the engine tries one group per word instead of every stem. Built once per stems."""
+def _alternation(stems: tuple[str, ...], start: str = r"\b") -> re.Pattern[str]:
+    """``\\b(?:stem|stem|...)`` (``start``, then the alternation), the stems grouped by their first
+    letter when each begins with a plain one: only the stems of the letter at hand can match there, and
+    they keep their order, so every match is the same, but the engine tries one group per position
+    instead of every stem. Built once per stems."""
     groups: dict[str, list[str]] = {}
     for stem in stems:
         if not (stem[:1].isalpha() and stem[:1].isascii() and stem[1:2] not in _QUANTIFIERS) or _splits(stem):
-            return re.compile(r"\b(?:" + "|".join(stems) + ")")
+            return re.compile(start + "(?:" + "|".join(stems) + ")")
         groups.setdefault(stem[0], []).append(stem[1:])
-    return re.compile(r"\b(?:" + "|".join(f"{first}(?:{'|'.join(rests)})" for first, rests in groups.items()) + ")")
+    return re.compile(start + "(?:" + "|".join(f"{first}(?:{'|'.join(rests)})" for first, rests in groups.items()) + ")")
 
 
 _QUANTIFIERS = frozenset("?*+{")
@@ -172,6 +172,8 @@ def _splits(stem: str) -> bool:
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _DIGITS = re.compile(r"\d+")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]")
+_NOT_ALNUM_BYTES = bytes(b for b in range(256) if not (97 <= b <= 122 or 48 <= b <= 57))  # translate deletes these
 # Clause breaks: a run of punctuation not before a digit ("$84.99" stays whole), line breaks, or a
 # contrasting "but"/"however"/...: ``(?:[.!?;:,](?!\d))+|\n+|\s(?:but|however|although|though)\s``,
 # written to begin with one character class (the three alternatives told apart by what it matched), so
@@ -189,7 +191,7 @@ _NOT_A_LETTER = bytes(b for b in range(256) if not (65 <= b <= 90 or 97 <= b <= 
 _NOT_A_CAPITAL = bytes(b for b in range(256) if not 65 <= b <= 90)
 _APOLOGY = _alternation(wording.APOLOGY_WORDS)
 _COURTESY = _alternation(wording.COURTESY_WORDS)
-_BLAME = re.compile("|".join(re.escape(p) for p in wording.BLAME_PHRASES))
+_BLAME = _alternation(tuple(re.escape(p) for p in wording.BLAME_PHRASES), "")
 _ANGER = re.compile(
     r"\b(?:unacceptable|ridiculous|furious|angry|outraged?|frustrat\w*|disappointed|terrible|horrible|"
     r"awful|worst|scam\w*|asap|immediately|right now|urgent\w*|fed up|sick of)\b|!!|\?!|!\?"
@@ -307,7 +309,7 @@ def _grade(ticket: Ticket, message: str, echo_guard: bool) -> ReplyGrade:
     if name and not (name in words or re.search(rf"\b{re.escape(name)}\b", low)):
         lose("name", "does not address the customer by name")
     ids = [slots[k] for k in ID_SLOTS if k in slots]
-    if ids and not any(_names_id(value, low) for value in ids):
+    if ids and not _names_an_id(ids, low):
         lose("case_id", "does not name the order, invoice or tracking id")
     amount = slots.get("amount")
     if amount is not None and (ticket.true_category == "billing" or not wording.REFUND_TOOLS.isdisjoint(done)):
@@ -462,14 +464,35 @@ def _echoes(words: list[str], customer_text: str) -> bool:
     return sum(phrase in known for phrase in phrases) >= ECHO_SHARE * len(phrases)
 
 
-def _names_id(value: str, low: str) -> bool:
-    """``value`` (e.g. 4821357, INV-123456, 1Z...) is named, by its longest digit run or in full."""
-    runs = _DIGITS.findall(value)
-    core = max(runs, key=len) if runs else ""
-    if len(core) >= 4:
-        return any(run == core for run in _DIGITS.findall(low))
-    compact = re.sub(r"[^a-z0-9]", "", value.lower())
-    return bool(compact) and compact in re.sub(r"[^a-z0-9]", "", low)
+def _names_an_id(values: list[str], low: str) -> bool:
+    """Whether one of ``values`` (e.g. 4821357, INV-123456, 1Z...) is named in ``low``: by its longest
+    digit run when that has four digits or more, else in full (letters and digits only). ``low``'s own
+    digit runs and letters are read once, when a value needs them."""
+    runs: set[str] | None = None
+    compact_low: str | None = None
+    for value in values:
+        digits = _DIGITS.findall(value)
+        core = max(digits, key=len) if digits else ""
+        if len(core) >= 4:
+            if runs is None:
+                runs = set(_DIGITS.findall(low))
+            if core in runs:
+                return True
+            continue
+        compact = _letters_and_digits(value.lower())
+        if compact:
+            if compact_low is None:
+                compact_low = _letters_and_digits(low)
+            if compact in compact_low:
+                return True
+    return False
+
+
+def _letters_and_digits(low: str) -> str:
+    """``low`` with every character but a-z and 0-9 removed (ASCII text: one pass of bytes.translate)."""
+    if low.isascii():
+        return low.encode("ascii").translate(None, _NOT_ALNUM_BYTES).decode("ascii")
+    return _NOT_ALNUM.sub("", low)
 
 
 def _names_amount(amount: str, low: str) -> bool:
@@ -527,13 +550,13 @@ def _guards(
         yield "too long", f"{n} words, over {MAX_WORDS}"
     if n:
         hits = len(_VOCABULARY.findall(low))
-        counts = Counter([w for w in words if len(w) >= 4 and w not in _STOP])
-        top = max(counts.values(), default=0)
+        counts = _word_counts(words)
+        top = _most_repeated(counts)
         if hits >= 5 and hits > 0.3 * n:
             yield "stuffing", f"{hits} rubric keywords in {n} words"
         elif top >= 5 and top >= 0.1 * n:
             yield "stuffing", f"a word repeated {top} times"
-        elif n >= 3 and max(Counter(zip(words, words[1:], words[2:])).values()) >= 3:
+        elif _phrase_repeated(words, counts, 3):
             yield "stuffing", "a phrase repeated 3 times or more"
     if "!!" in message or _shouts(message, slots, 2):
         yield "shouting", "capitals or '!!'"
@@ -542,6 +565,38 @@ def _guards(
         letters = len(ascii_bytes.translate(None, _NOT_A_LETTER))
         if letters >= 20 and len(ascii_bytes.translate(None, _NOT_A_CAPITAL)) > 0.6 * letters:
             yield "shouting", "capitals or '!!'"
+
+
+def _word_counts(words: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for word in words:
+        counts[word] = counts.get(word, 0) + 1
+    return counts
+
+
+def _most_repeated(counts: dict[str, int]) -> int:
+    """How often the most frequent word of four letters or more (not a stop word) occurs (0: none)."""
+    top = 0
+    for word, count in counts.items():
+        if count > top and len(word) >= 4 and word not in _STOP:
+            top = count
+    return top
+
+
+def _phrase_repeated(words: list[str], counts: dict[str, int], times: int) -> bool:
+    """Whether some three consecutive words occur ``times`` times or more (``counts``: each word's
+    count). Only a phrase whose three words each occur that often can, so only those are counted."""
+    seen: dict[tuple[str, str, str], int] = {}
+    for i in range(len(words) - 2):
+        first, second, third = words[i], words[i + 1], words[i + 2]
+        if counts[first] < times or counts[second] < times or counts[third] < times:
+            continue
+        phrase = (first, second, third)
+        count = seen.get(phrase, 0) + 1
+        if count >= times:
+            return True
+        seen[phrase] = count
+    return False
 
 
 # --- the documented reply ------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ class RewardLedger:
 
     def add(self, component: str, value: float, agent: str | None = None) -> None:
         if value:
-            self.totals[component] += value
+            self.totals[component] = self.totals[component] + value
             if self.track_entries:
                 self.entries.append((component, agent, value))
 
