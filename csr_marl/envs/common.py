@@ -15,7 +15,7 @@ from ..config.loading import load_scenario
 from ..config.scenario import Scenario
 from ..sim.center import ContactCenter
 from ..sim.decisions import Decision
-from .driver import CenterDriver
+from .driver import CenterDriver, as_action  # noqa: F401  (as_action: importable from here, as before)
 from .render import floor_text
 
 ScenarioLike = str | os.PathLike[str] | Scenario
@@ -197,17 +197,3 @@ def check_interval(interval: Any, horizon: float) -> float | None:
             f"(at least {MIN_DECISION_INTERVAL:g} minutes); use None for event-driven steps"
         )
     return float(interval)
-
-
-def as_action(agent: str, action: Any) -> int:
-    """An action as an int: Python and numpy integers (a one-element integer array too); else a
-    ValueError naming the agent and the value. Nothing is truncated: 5.7 or "5" is refused."""
-    if type(action) is int:  # the usual case, first (bool, an int subclass, falls through)
-        return action
-    if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
-        return int(action.reshape(()))
-    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-        return int(action)
-    if action is None:
-        raise ValueError(f"{agent} has a decision to take: None is only for agents that are done")
-    raise ValueError(f"{agent}: an action is an integer index, got {action!r} ({type(action).__name__})")

@@ -334,6 +334,20 @@ class CenterDriver:
         assert mask is not None
         return {"observation": vector, "action_mask": mask}
 
+    def chosen_actions(self, actions: Mapping[str, Any]) -> dict[str, int]:
+        """A parallel step's actions as ints, checked: every agent whose decision is due has one, and
+        every agent named exists (a ValueError naming what is wrong)."""
+        missing = [agent for agent in self.due if agent not in actions]
+        if missing:
+            raise ValueError(f"no action for {', '.join(missing)}, whose decision is due (actions: {sorted(actions)})")
+        chosen: dict[str, int] = {}
+        known = self.role_of
+        for agent, action in actions.items():
+            if agent not in known:
+                raise ValueError(f"unknown agent {agent!r}")
+            chosen[agent] = action if type(action) is int else as_action(agent, action)
+        return chosen
+
     def parallel_view(
         self, agents: list[str], observe_waiting: bool = True
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
@@ -393,6 +407,20 @@ class CenterDriver:
     def state(self) -> np.ndarray:
         assert self.center is not None
         return self.encoder.state(self.center, self.decision)
+
+
+def as_action(agent: str, action: Any) -> int:
+    """An action as an int: Python and numpy integers (a one-element integer array too); else a
+    ValueError naming the agent and the value. Nothing is truncated: 5.7 or "5" is refused."""
+    if type(action) is int:  # the usual case, first (bool, an int subclass, falls through)
+        return action
+    if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
+        return int(action.reshape(()))
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        return int(action)
+    if action is None:
+        raise ValueError(f"{agent} has a decision to take: None is only for agents that are done")
+    raise ValueError(f"{agent}: an action is an integer index, got {action!r} ({type(action).__name__})")
 
 
 def _info(

@@ -18,7 +18,7 @@ from typing import Any
 
 from pettingzoo import ParallelEnv
 
-from .common import DEFAULT_DECISION_INTERVAL, CenterEnvBase, ScenarioLike, as_action
+from .common import DEFAULT_DECISION_INTERVAL, CenterEnvBase, ScenarioLike
 
 
 class ContactCenterParallel(CenterEnvBase, ParallelEnv):
@@ -65,14 +65,7 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         self._require_reset()
         if not self.agents:
             raise RuntimeError("the episode has ended: call reset()")
-        missing = [agent for agent in driver.due if agent not in actions]
-        if missing:
-            raise ValueError(f"no action for {', '.join(missing)}, whose decision is due (actions: {sorted(actions)})")
-        chosen, known = {}, driver.role_of
-        for agent, action in actions.items():
-            if agent not in known:
-                raise ValueError(f"unknown agent {agent!r}")
-            chosen[agent] = action if type(action) is int else as_action(agent, action)
+        chosen = driver.chosen_actions(actions)
         driver.act_epoch(chosen)
         self._history.append(chosen)
         if self.max_cycles is not None and driver.epochs >= self.max_cycles and not driver.ended:
