@@ -500,7 +500,7 @@ def test_documented_replies_of_a_heuristic_run_score_by_resolution() -> None:
 
 
 # --- the rubric's counting helpers, against their definitions ------------------------------------------
-_FEW_WORDS = st.lists(st.sampled_from(["the", "your", "refund", "order", "refund order", "sorry", "thanks"]), max_size=60)
+_FEW_WORDS = st.lists(st.sampled_from(["the", "your", "item", "refund", "order", "refund order", "sorry", "thanks"]), max_size=60)
 
 
 @settings(max_examples=300, deadline=None)
