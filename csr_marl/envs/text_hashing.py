@@ -50,9 +50,7 @@ class TextHasher:
         self._texts: dict[bytes, tuple[float, ...]] = {}
         self._packed: dict[bytes, bytes] = {}  # the features as float32 bytes (:meth:`packed`)
         self._pack = struct.Struct(f"{n}f").pack
-        # ASCII pieces: the slot of a piece that is one token; the slots of a piece of several (or none)
-        self._one: dict[bytes, tuple[int, int]] = {}
-        self._many: dict[bytes, list[tuple[int, int]]] = {}
+        self._pieces: dict[bytes, tuple[tuple[int, int], ...]] = {}  # an ASCII piece -> its tokens' slots
         self._sentences: dict[bytes, tuple[int, ...]] = {}  # lower-case ASCII sentence -> features, counts
 
     def __call__(self, text: str) -> list[float]:
@@ -97,11 +95,11 @@ class TextHasher:
         for counts in (words, pieces):
             part = [0.0] * self.n
             for (index, sign), count in counts.items():
-                part[index] = part[index] + (sign * (1.0 + math.log(count)))
+                part[index] += sign * (1.0 + math.log(count))
             norm = math.sqrt(sum(v * v for v in part)) or 1.0
             for i, v in enumerate(part):
                 if v:
-                    vector[i] = vector[i] + (v / norm)
+                    vector[i] += v / norm
         norm = math.sqrt(sum(v * v for v in vector)) or 1.0
         return [v / norm for v in vector]
 
@@ -121,11 +119,10 @@ class TextHasher:
 
     def _hash(self, text: str) -> list[float]:
         slots, sentences = self._slots, self._sentences
-        if len(slots) >= _TOKEN_CACHE_LIMIT or len(sentences) + len(self._one) + len(self._many) >= _TOKEN_CACHE_LIMIT:
+        if len(slots) >= _TOKEN_CACHE_LIMIT or len(sentences) + len(self._pieces) >= _TOKEN_CACHE_LIMIT:
             slots.clear()
             sentences.clear()
-            self._one.clear()
-            self._many.clear()
+            self._pieces.clear()
         counts = [0] * self.n
         if text.isascii():
             # Sentences (cut at . ! ? and line breaks, which no token holds) repeat across tickets far
@@ -149,35 +146,25 @@ class TextHasher:
         return [c / norm for c in counts]
 
     def _sentence(self, sentence: bytes) -> tuple[int, ...]:
-        """Feature, count, feature, count, ... for the features an ASCII sentence's tokens reach (counts
-        not zero). One flat tuple of numbers: the collector stops tracking it, so a full cache costs its
-        passes nothing."""
-        one, many = self._one, self._many
+        """Feature, count, feature, count, ... for the features a lower-case ASCII sentence's tokens
+        reach (counts not zero). One flat tuple of numbers: the collector stops tracking it, so a full
+        cache costs its passes nothing."""
+        pieces = self._pieces
         counts: dict[int, int] = {}
-        # Split at every character no token holds, with digits folded to 0 (numbers are one token):
-        # a piece's tokens are then the same as in the text, and pieces repeat.
+        # Split at every character no token holds, with digits folded to 0 (numbers are one token): a
+        # piece's tokens are then the same as in the text, and pieces repeat across sentences.
         for piece in sentence.translate(_SEPARATE).split():
-            slot = one.get(piece)
-            if slot is not None:  # most pieces are one token
-                counts[slot[0]] = counts.get(slot[0], 0) + slot[1]
-                continue
-            found = many.get(piece)
+            found = pieces.get(piece)
             if found is None:
-                found = self._piece(piece)
+                found = pieces[piece] = self._piece(piece)
             for index, sign in found:
                 counts[index] = counts.get(index, 0) + sign
         return tuple([number for item in counts.items() if item[1] for number in item])
 
-    def _piece(self, piece: bytes) -> list[tuple[int, int]]:
-        """The slots of a piece's tokens, kept: in ``_one`` for a piece that is one token, else ``_many``."""
+    def _piece(self, piece: bytes) -> tuple[tuple[int, int], ...]:
+        """The slots of a piece's tokens."""
         slots = self._slots
-        words = _WORD.findall(piece.decode("ascii"))
-        found = [slots.get(word) or self._slot(word) for word in words]
-        if len(words) == 1 and len(words[0]) == len(piece):
-            self._one[piece] = found[0]
-        else:
-            self._many[piece] = found
-        return found
+        return tuple([slots.get(word) or self._slot(word) for word in _WORD.findall(piece.decode("ascii"))])
 
     def _slot(self, word: str) -> tuple[int, int]:
         h = zlib.crc32(b"0" if word[0].isdigit() else word.encode())

@@ -115,7 +115,7 @@ def topic_of(question: str) -> str:
         return "other"
     words = _words(question)
     hits = {topic: sum(word in vocabulary for word in words) for topic, vocabulary in TOPIC_WORDS.items()}
-    hits["payment"] = hits["payment"] + question.count("$")
+    hits["payment"] += question.count("$")
     best = max(hits.values())
     if best == 0:
         return "other"
