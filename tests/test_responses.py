@@ -469,6 +469,55 @@ def test_grade_documented_is_exact_after_any_steps_in_any_order(drawn) -> None:
     assert documented_cache_info().misses - misses < 2000  # the key shares entries, or this tests nothing
 
 
+READING_FIELDS = ("low", "words", "affirmed", "apology", "blame", "courtesy", "vocabulary", "bangs", "shouted",
+                  "letters", "capitals")
+
+
+def reading_of(reading) -> tuple:
+    return tuple(getattr(reading, field) for field in READING_FIELDS)
+
+
+def test_the_documented_reply_is_read_by_sentence_as_a_whole(drawn, monkeypatch) -> None:
+    # grade_documented reads each sentence of the documented reply once (kept by its text) and joins
+    # the readings; they must be the reading of the whole reply, field for field, in every state.
+    monkeypatch.setattr(responses, "_SENTENCE_READINGS", {})
+    rng = np.random.default_rng(11)
+    tools = sorted(DIAGNOSTIC_TOOLS | RESOLVER_WORK_TOOLS | SPECIALIST_WORK_TOOLS)
+    for ticket in drawn[:1500]:
+        done = [str(t) for t in rng.permutation(tools)[:rng.integers(0, 7)]]
+        state = at(ticket, done, sentiment=float(rng.choice([0.0, -0.7])), contact=int(rng.integers(0, 2)))
+        sentences = responses._documented_sentences(state)
+        assert reading_of(responses._read_sentences(sentences)) == reading_of(responses._read(" ".join(sentences)))
+    # Sentences that must be read with their neighbours (a contrasting word or a space first, no
+    # clause break last), negations, shouting, blame and numbers on either side of the join.
+    odd = [
+        ["Hi ANNA,", "but we could not refund you.", "Sorry, that is YOUR FAULT!!"],
+        ["I refunded $84.99", "however, not the fee.", "Thank you."],
+        ["We never shipped it.", " Refunded.", "HELLO THERE WORLD."],
+        ["Order 4821357, invoice INV-123456.", "Your parcel was redirected; no refund yet.", "Regards,"],
+        ["As I said before, read the manual.", "You should have known.", "Please hold."],
+    ]
+    for sentences in odd:
+        assert reading_of(responses._read_sentences(sentences)) == reading_of(responses._read(" ".join(sentences)))
+
+
+def test_no_rubric_phrase_holds_a_clause_break() -> None:
+    # What lets the documented reply be read sentence by sentence: a phrase with ". " or ", " in it could
+    # match across two sentences, which their separate readings would miss.
+    phrases = [*responses._VOCABULARY_STEMS, *wording.APOLOGY_WORDS, *wording.COURTESY_WORDS,
+               *wording.BLAME_PHRASES]
+    def may_match_a_break(phrase: str) -> bool:  # a regex stem: "?" is a quantifier, "." any character
+        if re.search(r"\\[.!?;:,WsSD]|\[\^", phrase):
+            return True
+        return re.search(r"[.!;:,]", phrase.replace("(?:", "(").replace("?", "")) is not None
+
+    assert not [p for p in phrases if may_match_a_break(p)]
+    assert may_match_a_break("late. r") and may_match_a_break(r"on\W+time") and not may_match_a_break("dut(?:y|ies)?")
+    # and each sentence of the playbook's wording ends with a clause break, so it is read apart
+    for sentence in [*wording.FINDINGS.values(), *wording.ACTIONS.values(), *wording.SHIPPING_ACTIONS.values()]:
+        assert responses._read_sentence(sentence) is not None, sentence
+
+
 def test_the_documented_reply_is_graded_without_the_echo_guard(drawn, monkeypatch) -> None:
     monkeypatch.setattr(responses, "_DOCUMENTED", {})  # the copier's grade is worked out, not looked up
     ticket = at(pick(drawn, "billing.double_charge", {"payment_status": "duplicate_capture"}))

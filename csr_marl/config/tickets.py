@@ -187,6 +187,12 @@ class TicketBank(_Frozen):
             steps=tuple(dict.fromkeys(steps)), specialist=tuple(dict.fromkeys(specialist))
         )
 
+    @cached_property
+    def case_requirements(self) -> dict[str, tuple[Requirement, ...]]:
+        """:meth:`requirement` of every case of every template, by template id and in case order:
+        worked out once per bank (a new episode's ticket factory reads them)."""
+        return {t.id: tuple(self.requirement(t, c) for c in t.cases) for t in self.templates}
+
     def templates_in(
         self, split: str, only: tuple[str, ...] | None = None
     ) -> list[tuple[Template, tuple[TextVariant, ...]]]:

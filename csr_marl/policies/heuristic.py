@@ -79,10 +79,11 @@ class KnowledgeBase:
         norms = np.sqrt(weights.sum(axis=0))
         self._weights = weights / np.where(norms > 0, norms, 1.0)
         self._cache: dict[str, Template] = {}
+        requirements = self.bank.case_requirements
         self._requirements = {
-            id(case): self.bank.requirement(template, case)
+            id(case): requirement
             for template in self.bank.templates
-            for case in template.cases
+            for case, requirement in zip(template.cases, requirements[template.id])
         }
         self._fact_keys = {
             template.id: sorted({k for case in template.cases for k in case.facts})

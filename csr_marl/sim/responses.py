@@ -269,8 +269,14 @@ def _upset_pattern(template: Template) -> tuple[re.Pattern[str], tuple[str, ...]
 
 
 def _shouts(text: str, slot_values: dict[str, str], words_needed: int) -> bool:
+    return _shouted(_SHOUT_WORD.findall(text), slot_values, words_needed)
+
+
+def _shouted(words: list[str], slot_values: dict[str, str], words_needed: int) -> bool:
+    """Whether ``words_needed`` of ``words`` (runs of 4+ capitals) are shouting: not an acronym and not
+    part of one of the ticket's own values."""
     found = 0
-    for word in _SHOUT_WORD.findall(text):
+    for word in words:
         if word not in ACRONYMS and not any(word in value for value in slot_values.values()):
             found += 1
             if found >= words_needed:
@@ -287,14 +293,142 @@ def grade_reply(ticket: Ticket, message: object) -> ReplyGrade:
     return _grade(ticket, message, echo_guard=True)
 
 
-def _grade(ticket: Ticket, message: str, echo_guard: bool) -> ReplyGrade:
+class _Reading:
+    """What the rubric reads off a reply's text: its lower case, its words, the clauses it affirms
+    (those without a negation, joined by " | "), and what tone and guards look for. A reading of a
+    sentence (:func:`_read_sentence`) also keeps its clauses and which hold a negation, to be joined
+    with the readings of the sentences beside it (:func:`_read_sentences`)."""
+
+    __slots__ = ("low", "words", "affirmed", "apology", "blame", "courtesy", "vocabulary", "bangs",
+                 "shouted", "letters", "capitals", "clauses", "negated")
+
+    def __init__(
+        self, low: str, words: list[str], affirmed: str, apology: bool, blame: str | None, courtesy: bool,
+        vocabulary: int, bangs: bool, shouted: list[str], letters: int, capitals: int,
+    ) -> None:
+        self.low = low
+        self.words = words
+        self.affirmed = affirmed
+        self.apology = apology  # an apology word
+        self.blame = blame  # the first blame phrase, as written (None: none)
+        self.courtesy = courtesy  # thanks or politeness
+        self.vocabulary = vocabulary  # rubric keywords (stuffing)
+        self.bangs = bangs  # "!!"
+        self.shouted = shouted  # runs of 4+ capitals, acronyms and the ticket's values not yet set aside
+        self.letters = letters  # ASCII letters
+        self.capitals = capitals  # of which capitals
+        self.clauses: list[str] = []
+        self.negated: list[bool] = []
+
+
+def _read(message: str) -> _Reading:
+    """The reading of a whole reply."""
     low = message.lower()
-    words = _WORD.findall(low)
     clauses = _CLAUSE.split(low)
     if _NEGATION.search(low):  # a reply with no negation anywhere has none in any clause
         affirmed = " | ".join(c for c in clauses if c and not _NEGATION.search(c))
     else:
         affirmed = " | ".join(c for c in clauses if c)
+    return _reading(message, low, affirmed)
+
+
+def _reading(message: str, low: str, affirmed: str) -> _Reading:
+    blame = _BLAME.search(low)
+    ascii_bytes = message.encode("ascii", "ignore")  # only ASCII letters count
+    return _Reading(
+        low, _WORD.findall(low), affirmed, _APOLOGY.search(low) is not None,
+        None if blame is None else blame.group(0), _COURTESY.search(low) is not None,
+        len(_VOCABULARY.findall(low)), "!!" in message, _SHOUT_WORD.findall(message),
+        len(ascii_bytes.translate(None, _NOT_A_LETTER)), len(ascii_bytes.translate(None, _NOT_A_CAPITAL)),
+    )
+
+
+_SENTENCE_READINGS: dict[str, _Reading] = {}
+_SENTENCE_LIMIT = 16384  # sentence readings kept (the documented reply's sentences; the greeting and the
+# reference line name the customer's values, so most of a long run's sentences are those two)
+_CLAUSE_ENDS = frozenset(".!?;:,")
+# What a sentence must not begin with to be read apart from the one before it: a space or a contrasting
+# word, which the clause break could take together with the space that joins the two.
+_JOINS_BACK = re.compile(r"\s|(?:but|however|although|though)\s")
+
+
+def _read_sentence(sentence: str) -> _Reading | None:
+    """The reading of one sentence, kept by its text; None if it cannot be read apart from its
+    neighbours (it begins with a space or a contrasting word, or ends without a clause break)."""
+    reading = _SENTENCE_READINGS.get(sentence)
+    if reading is not None:
+        return reading
+    low = sentence.lower()
+    if not sentence or sentence[-1] not in _CLAUSE_ENDS or _JOINS_BACK.match(low):
+        return None
+    clauses = _CLAUSE.split(low)
+    if _NEGATION.search(low):
+        negated = [_NEGATION.search(c) is not None for c in clauses]
+    else:
+        negated = [False] * len(clauses)
+    reading = _reading(sentence, low, " | ".join(c for c, no in zip(clauses, negated) if c and not no))
+    reading.clauses, reading.negated = clauses, negated
+    if len(_SENTENCE_READINGS) >= _SENTENCE_LIMIT:
+        _SENTENCE_READINGS.clear()
+    _SENTENCE_READINGS[sentence] = reading
+    return reading
+
+
+def _read_sentences(sentences: list[str]) -> _Reading:
+    """``_read(" ".join(sentences))``, from each sentence's reading (kept by its text).
+
+    Exact when every sentence ends with a clause break (``.!?;:,``) and none after the first begins
+    with a space or a contrasting word: no word, number, capital run, negation, keyword, apology,
+    courtesy or blame phrase of the rubric holds a clause break (tests/test_responses.py checks the
+    phrases), so nothing it finds spans two sentences, and the clause break that ends one sentence
+    splits the joined text where it split the sentence. Otherwise the joined text is read whole."""
+    readings = []
+    for sentence in sentences:
+        reading = _read_sentence(sentence)
+        if reading is None:
+            return _read(" ".join(sentences))
+        readings.append(reading)
+    words: list[str] = []
+    clauses: list[str] = []
+    negated: list[bool] = []
+    shouted: list[str] = []
+    blame: str | None = None
+    apology = courtesy = bangs = False
+    vocabulary = letters = capitals = 0
+    for reading in readings:
+        words += reading.words
+        if clauses:  # the space joins this sentence's first clause to the last one so far
+            clauses[-1] = clauses[-1] + " " + reading.clauses[0]
+            negated[-1] = negated[-1] or reading.negated[0]
+            clauses += reading.clauses[1:]
+            negated += reading.negated[1:]
+        else:
+            clauses += reading.clauses
+            negated += reading.negated
+        if blame is None:
+            blame = reading.blame
+        apology = apology or reading.apology
+        courtesy = courtesy or reading.courtesy
+        bangs = bangs or reading.bangs
+        shouted += reading.shouted
+        vocabulary += reading.vocabulary
+        letters += reading.letters
+        capitals += reading.capitals
+    return _Reading(
+        " ".join([reading.low for reading in readings]), words,
+        " | ".join([c for c, no in zip(clauses, negated) if c and not no]),
+        apology, blame, courtesy, vocabulary, bangs, shouted, letters, capitals,
+    )
+
+
+def _grade(ticket: Ticket, message: str, echo_guard: bool) -> ReplyGrade:
+    return _graded(ticket, _read(message), message if echo_guard else None)
+
+
+def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade:
+    """The grade of a reply read as ``reading``; ``echoed``: the reply, to be checked against the
+    customer's own words (None: not checked)."""
+    low, words, affirmed = reading.low, reading.words, reading.affirmed
     slots = ticket.slot_values
     done = ticket.done
     parts = dict(WEIGHTS)
@@ -335,12 +469,11 @@ def _grade(ticket: Ticket, message: str, echo_guard: bool) -> ReplyGrade:
         if stated == 0.0:
             notes.append("names the customer's details but states nothing found or done")
     # Tone.
-    if not _APOLOGY.search(low) and is_upset(ticket):
+    if not reading.apology and is_upset(ticket):
         lose("apology", "no apology to an upset customer")
-    blame = _BLAME.search(low)
-    if blame:
-        lose("no_blame", f"blames the customer ({blame.group(0)!r})")
-    if not _COURTESY.search(low):
+    if reading.blame is not None:
+        lose("no_blame", f"blames the customer ({reading.blame!r})")
+    if not reading.courtesy:
         lose("courtesy", "no thanks or please")
     # Forbidden promises.
     revealed = ticket.revealed
@@ -354,11 +487,11 @@ def _grade(ticket: Ticket, message: str, echo_guard: bool) -> ReplyGrade:
                 lose(part, f"claims a {claim} that was not made")
     # Guards.
     factor = 1.0
-    guards = list(_guards(message, words, low, slots, resolvable))
+    guards = list(_guards(reading, slots, resolvable))
     false_findings = _false_findings(affirmed, ticket.revealed, done)
     if len(false_findings) >= 2:
         guards.append(("false findings", f"states findings this ticket does not have ({', '.join(false_findings[:4])})"))
-    if echo_guard and _echoes(words, ticket.text):
+    if echoed is not None and _echoes(words, ticket.text):
         guards.append(("echo", "repeats the customer's own message"))
     for guard, why in guards:
         factor *= GUARDS[guard]
@@ -537,10 +670,9 @@ def _resolution_items(done: tuple[str, ...], revealed: tuple[tuple[str, str], ..
     return items
 
 
-def _guards(
-    message: str, words: list[str], low: str, slots: dict[str, str], resolvable: bool
-) -> Iterator[tuple[str, str]]:
+def _guards(reading: _Reading, slots: dict[str, str], resolvable: bool) -> Iterator[tuple[str, str]]:
     """(guard, why) for each guard that applies (module docstring, "Guards")."""
+    words = reading.words
     n = len(words)
     if not resolvable:
         yield "unfinished", "the reply closes a ticket whose workflow is incomplete"
@@ -549,7 +681,7 @@ def _guards(
     elif n > MAX_WORDS:
         yield "too long", f"{n} words, over {MAX_WORDS}"
     if n:
-        hits = len(_VOCABULARY.findall(low))
+        hits = reading.vocabulary
         counts = _word_counts(words)
         top = _most_repeated(counts)
         if hits >= 5 and hits > 0.3 * n:
@@ -558,13 +690,10 @@ def _guards(
             yield "stuffing", f"a word repeated {top} times"
         elif _phrase_repeated(words, counts, 3):
             yield "stuffing", "a phrase repeated 3 times or more"
-    if "!!" in message or _shouts(message, slots, 2):
+    if reading.bangs or _shouted(reading.shouted, slots, 2):
         yield "shouting", "capitals or '!!'"
-    else:
-        ascii_bytes = message.encode("ascii", "ignore")  # only ASCII letters count
-        letters = len(ascii_bytes.translate(None, _NOT_A_LETTER))
-        if letters >= 20 and len(ascii_bytes.translate(None, _NOT_A_CAPITAL)) > 0.6 * letters:
-            yield "shouting", "capitals or '!!'"
+    elif reading.letters >= 20 and reading.capitals > 0.6 * reading.letters:
+        yield "shouting", "capitals or '!!'"
 
 
 def _word_counts(words: list[str]) -> dict[str, int]:
@@ -602,6 +731,11 @@ def _phrase_repeated(words: list[str], counts: dict[str, int], times: int) -> bo
 # --- the documented reply ------------------------------------------------------------------------------
 def documented_reply(ticket: Ticket) -> str:
     """What an agent that cannot write says with ``respond_user``, from the visible state only."""
+    return " ".join(_documented_sentences(ticket))
+
+
+def _documented_sentences(ticket: Ticket) -> list[str]:
+    """:func:`documented_reply`'s sentences (the greeting first)."""
     slots = ticket.slot_values
     lines = [f"Hi {ticket.customer}," if ticket.customer else "Hello,"]
     if is_upset(ticket):
@@ -622,7 +756,7 @@ def documented_reply(ticket: Ticket) -> str:
             lines.append(wording.ACTIONS[tool].format(money=money))
     lines.append("Thank you for your patience, and please reply to this message if there is anything "
                  "else I can do for you.")
-    return " ".join(lines)
+    return lines
 
 
 _DOCUMENTED: dict[tuple, ReplyGrade] = {}
@@ -669,7 +803,7 @@ def grade_documented(ticket: Ticket, resolvable: bool | None = None) -> ReplyGra
         _STATS[0] += 1
         return grade
     _STATS[1] += 1
-    grade = _grade(ticket, documented_reply(ticket), echo_guard=False)
+    grade = _graded(ticket, _read_sentences(_documented_sentences(ticket)), None)
     if len(_DOCUMENTED) >= _CACHE_LIMIT:
         _DOCUMENTED.clear()
     _DOCUMENTED[key] = grade

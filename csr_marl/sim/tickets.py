@@ -229,9 +229,9 @@ class TicketFactory:
         self._template_cdf = cumulative([t.weight for t in self._templates])
         self._case_cdf = [cumulative([c.weight for c in t.cases]) for t in self._templates]
         self._requirements: dict[tuple[int, int], Requirement] = {
-            (i, j): bank.requirement(t, c)
+            (i, j): requirement
             for i, t in enumerate(self._templates)
-            for j, c in enumerate(t.cases)
+            for j, requirement in enumerate(bank.case_requirements[t.id])
         }
         # per template, per case: (case, requirement, facts), what a ticket of that issue hides
         self._issues = [
