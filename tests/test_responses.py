@@ -557,7 +557,7 @@ _FEW_WORDS = st.lists(st.sampled_from(["the", "your", "item", "refund", "order",
 def test_repeated_words_and_phrases_are_counted_as_a_counter_counts_them(pieces) -> None:
     from collections import Counter
 
-    words = " ".join(pieces).split()
+    words = tuple(" ".join(pieces).split())  # as a reading holds them
     counts = responses._word_counts(words)
     assert counts == Counter(words)
     long = Counter(w for w in words if len(w) >= 4 and w not in responses._STOP)

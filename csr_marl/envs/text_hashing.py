@@ -50,7 +50,7 @@ class TextHasher:
         self._texts: dict[bytes, tuple[float, ...]] = {}
         self._packed: dict[bytes, bytes] = {}  # the features as float32 bytes (:meth:`packed`)
         self._pack = struct.Struct(f"{n}f").pack
-        self._pieces: dict[bytes, tuple[tuple[int, int], ...]] = {}  # an ASCII piece -> its tokens' slots
+        self._pieces: dict[bytes, tuple[int, ...]] = {}  # an ASCII piece -> feature, sign, ... of its tokens
         self._sentences: dict[bytes, tuple[int, ...]] = {}  # lower-case ASCII sentence -> features, counts
 
     def __call__(self, text: str) -> list[float]:
@@ -146,25 +146,27 @@ class TextHasher:
         return [c / norm for c in counts]
 
     def _sentence(self, sentence: bytes) -> tuple[int, ...]:
-        """Feature, count, feature, count, ... for the features a lower-case ASCII sentence's tokens
-        reach (counts not zero). One flat tuple of numbers: the collector stops tracking it, so a full
-        cache costs its passes nothing."""
+        """Feature, sign, feature, sign, ... of a lower-case ASCII sentence's tokens, in their order.
+        One flat tuple of numbers: the collector stops tracking it, so a full cache costs its passes
+        nothing."""
         pieces = self._pieces
-        counts: dict[int, int] = {}
+        flat: list[int] = []
         # Split at every character no token holds, with digits folded to 0 (numbers are one token): a
         # piece's tokens are then the same as in the text, and pieces repeat across sentences.
         for piece in sentence.translate(_SEPARATE).split():
             found = pieces.get(piece)
             if found is None:
                 found = pieces[piece] = self._piece(piece)
-            for index, sign in found:
-                counts[index] = counts.get(index, 0) + sign
-        return tuple([number for item in counts.items() if item[1] for number in item])
+            flat.extend(found)
+        return tuple(flat)
 
-    def _piece(self, piece: bytes) -> tuple[tuple[int, int], ...]:
-        """The slots of a piece's tokens."""
+    def _piece(self, piece: bytes) -> tuple[int, ...]:
+        """Feature, sign, ... of a piece's tokens."""
         slots = self._slots
-        return tuple([slots.get(word) or self._slot(word) for word in _WORD.findall(piece.decode("ascii"))])
+        flat: list[int] = []
+        for word in _WORD.findall(piece.decode("ascii")):
+            flat.extend(slots.get(word) or self._slot(word))
+        return tuple(flat)
 
     def _slot(self, word: str) -> tuple[int, int]:
         h = zlib.crc32(b"0" if word[0].isdigit() else word.encode())

@@ -272,7 +272,7 @@ def _shouts(text: str, slot_values: dict[str, str], words_needed: int) -> bool:
     return _shouted(_SHOUT_WORD.findall(text), slot_values, words_needed)
 
 
-def _shouted(words: list[str], slot_values: dict[str, str], words_needed: int) -> bool:
+def _shouted(words: tuple[str, ...] | list[str], slot_values: dict[str, str], words_needed: int) -> bool:
     """Whether ``words_needed`` of ``words`` (runs of 4+ capitals) are shouting: not an acronym and not
     part of one of the ticket's own values."""
     found = 0
@@ -297,14 +297,15 @@ class _Reading:
     """What the rubric reads off a reply's text: its lower case, its words, the clauses it affirms
     (those without a negation, joined by " | "), and what tone and guards look for. A reading of a
     sentence (:func:`_read_sentence`) also keeps its clauses and which hold a negation, to be joined
-    with the readings of the sentences beside it (:func:`_read_sentences`)."""
+    with the readings of the sentences beside it (:func:`_read_sentences`). Sequences are tuples: the
+    collector stops tracking a tuple of strings, so a cache of readings costs its full passes little."""
 
     __slots__ = ("low", "words", "affirmed", "apology", "blame", "courtesy", "vocabulary", "bangs",
                  "shouted", "letters", "capitals", "clauses", "negated")
 
     def __init__(
-        self, low: str, words: list[str], affirmed: str, apology: bool, blame: str | None, courtesy: bool,
-        vocabulary: int, bangs: bool, shouted: list[str], letters: int, capitals: int,
+        self, low: str, words: tuple[str, ...], affirmed: str, apology: bool, blame: str | None,
+        courtesy: bool, vocabulary: int, bangs: bool, shouted: tuple[str, ...], letters: int, capitals: int,
     ) -> None:
         self.low = low
         self.words = words
@@ -317,8 +318,8 @@ class _Reading:
         self.shouted = shouted  # runs of 4+ capitals, acronyms and the ticket's values not yet set aside
         self.letters = letters  # ASCII letters
         self.capitals = capitals  # of which capitals
-        self.clauses: list[str] = []
-        self.negated: list[bool] = []
+        self.clauses: tuple[str, ...] = ()
+        self.negated: tuple[bool, ...] = ()
 
 
 def _read(message: str) -> _Reading:
@@ -336,9 +337,9 @@ def _reading(message: str, low: str, affirmed: str) -> _Reading:
     blame = _BLAME.search(low)
     ascii_bytes = message.encode("ascii", "ignore")  # only ASCII letters count
     return _Reading(
-        low, _WORD.findall(low), affirmed, _APOLOGY.search(low) is not None,
+        low, tuple(_WORD.findall(low)), affirmed, _APOLOGY.search(low) is not None,
         None if blame is None else blame.group(0), _COURTESY.search(low) is not None,
-        len(_VOCABULARY.findall(low)), "!!" in message, _SHOUT_WORD.findall(message),
+        len(_VOCABULARY.findall(low)), "!!" in message, tuple(_SHOUT_WORD.findall(message)),
         len(ascii_bytes.translate(None, _NOT_A_LETTER)), len(ascii_bytes.translate(None, _NOT_A_CAPITAL)),
     )
 
@@ -367,7 +368,7 @@ def _read_sentence(sentence: str) -> _Reading | None:
     else:
         negated = [False] * len(clauses)
     reading = _reading(sentence, low, " | ".join(c for c, no in zip(clauses, negated) if c and not no))
-    reading.clauses, reading.negated = clauses, negated
+    reading.clauses, reading.negated = tuple(clauses), tuple(negated)
     if len(_SENTENCE_READINGS) >= _SENTENCE_LIMIT:
         _SENTENCE_READINGS.clear()
     _SENTENCE_READINGS[sentence] = reading
@@ -415,9 +416,9 @@ def _read_sentences(sentences: list[str]) -> _Reading:
         letters += reading.letters
         capitals += reading.capitals
     return _Reading(
-        " ".join([reading.low for reading in readings]), words,
+        " ".join([reading.low for reading in readings]), tuple(words),
         " | ".join([c for c, no in zip(clauses, negated) if c and not no]),
-        apology, blame, courtesy, vocabulary, bangs, shouted, letters, capitals,
+        apology, blame, courtesy, vocabulary, bangs, tuple(shouted), letters, capitals,
     )
 
 
@@ -587,7 +588,7 @@ def _alternation_of(stems: tuple[str, ...]) -> tuple[re.Pattern[str], tuple[str,
     return entry
 
 
-def _echoes(words: list[str], customer_text: str) -> bool:
+def _echoes(words: tuple[str, ...], customer_text: str) -> bool:
     """Whether at least :data:`ECHO_SHARE` of the reply's three-word phrases come from the customer."""
     phrases = list(zip(words, words[1:], words[2:]))
     if len(phrases) < 4:
@@ -696,7 +697,7 @@ def _guards(reading: _Reading, slots: dict[str, str], resolvable: bool) -> Itera
         yield "shouting", "capitals or '!!'"
 
 
-def _word_counts(words: list[str]) -> dict[str, int]:
+def _word_counts(words: tuple[str, ...]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for word in words:
         counts[word] = counts.get(word, 0) + 1
@@ -712,7 +713,7 @@ def _most_repeated(counts: dict[str, int]) -> int:
     return top
 
 
-def _phrase_repeated(words: list[str], counts: dict[str, int], times: int) -> bool:
+def _phrase_repeated(words: tuple[str, ...], counts: dict[str, int], times: int) -> bool:
     """Whether some three consecutive words occur ``times`` times or more (``counts``: each word's
     count). Only a phrase whose three words each occur that often can, so only those are counted."""
     seen: dict[tuple[str, str, str], int] = {}
