@@ -201,7 +201,7 @@ class CenterDriver:
         decision, center = self.decision, self.center
         assert decision is not None and center is not None
         index = int(action)
-        index, illegal = (index, False) if index in decision.legal else self._checked(decision, index)
+        index, illegal = (index, False) if decision.allows(index) else self._checked(decision, index)
         self.account.turn(decision.staff.name)
         self._answer(decision, index, illegal, text, refund)
         self._set_decision(center.next_decision())
@@ -241,7 +241,7 @@ class CenterDriver:
     def _checked(self, decision: Decision, index: int) -> tuple[int, bool]:
         """(the action to take, whether the agent's was illegal): ``index`` if legal, else the
         decision's fallback -- or, in strict mode, a raise before anything changes."""
-        if index in decision.legal:  # only ever core actions (0 <= index < core_actions)
+        if decision.allows(index):  # only ever core actions (0 <= index < core_actions)
             return index, False
         if self.strict:
             layout = self.layout.roles_layout[decision.role]

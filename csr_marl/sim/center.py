@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Final
 
 import simpy
-from simpy.events import NORMAL
+from simpy.events import NORMAL, PENDING
 
 from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES, SPECIALIST_TOOLS
 from ..config.loading import load_ticket_bank
@@ -308,7 +308,7 @@ class ContactCenter:
 
     @staticmethod
     def _check_legal(decision: Decision, action: int) -> None:
-        if action not in decision.legal:
+        if not (type(action) is int and decision.allows(action)) and action not in decision.legal:
             raise IllegalActionError(
                 f"{decision.agent} ({decision.phase.value}): action {action!r} is not legal now; "
                 f"legal actions: {decision.legal}"
@@ -340,7 +340,15 @@ class ContactCenter:
                 # The answer event would be the next one processed: answer here, as the driver would.
                 return self._ask_inline(policy, staff, phase, now, legal, ticket, slots)
         decision = Decision(staff, phase, now, legal, ticket, slots or [], self.queue_slots)
-        decision.event = self.answer_event = self.env.event()
+        # The staff member's answer event is reused: the last one was processed before its process
+        # resumed and asked again, and only that process waits on it.
+        event = staff.answer
+        if event is None:
+            event = staff.answer = self.env.event()
+        else:
+            event.callbacks = []
+            event._value = PENDING
+        decision.event = self.answer_event = event
         self._due.append(decision)
         return ASKED
 
@@ -356,8 +364,8 @@ class ContactCenter:
             decision.ticket, decision.slots = ticket, slots or []
         self._settle(now)
         action = policy(decision)
-        if action not in legal:
-            self._check_legal(decision, action)  # raises
+        if not (type(action) is int and decision.allows(action)):
+            self._check_legal(decision, action)  # raises unless an int-like legal action
         if phase is Phase.WORK:
             staff.last_decision = now
             ticket.said = None  # type: ignore[union-attr]

@@ -13,7 +13,6 @@ Action layout per role (``K`` = ``observation.queue_slots``):
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
@@ -55,18 +54,34 @@ def decode_triage(action: int) -> tuple[str, str, str]:
     return CATEGORIES[rest // len(PRIORITIES)], PRIORITIES[rest % len(PRIORITIES)], ROUTES[route]
 
 
-@dataclass(eq=False, slots=True)
 class Decision:
-    """A pending decision. ``legal`` lists the action indices the core accepts now."""
+    """A pending decision. ``legal`` lists the action indices the core accepts now.
 
-    staff: Any  # the Staff asking (staff.py imports this module; a compiled dataclass cannot name it)
-    phase: Phase
-    time: float
-    legal: list[int]
-    ticket: Ticket | None = None
-    slots: list[Ticket] = field(default_factory=list)
-    queue_slots: int = 5
-    event: Any = None  # the SimPy event the staff member's process waits on for the answer
+    A plain class, not a dataclass: compiled, a dataclass's ``__init__`` is the one the dataclasses
+    module writes at import, Python run by the interpreter, and the core makes a decision every step.
+    Decisions compare by identity.
+    """
+
+    __slots__ = ("staff", "phase", "time", "legal", "ticket", "slots", "queue_slots", "event")
+
+    def __init__(
+        self, staff: Any, phase: Phase, time: float, legal: list[int], ticket: Ticket | None = None,
+        slots: list[Ticket] | None = None, queue_slots: int = 5, event: Any = None,
+    ) -> None:
+        self.staff: Any = staff  # the Staff asking (staff.py imports this module, so it is not named)
+        self.phase = phase
+        self.time = time
+        self.legal = legal
+        self.ticket = ticket
+        self.slots: list[Ticket] = [] if slots is None else slots
+        self.queue_slots = queue_slots
+        self.event: Any = event  # the SimPy event the staff member's process waits on for the answer
+
+    def __repr__(self) -> str:
+        return (
+            f"Decision(staff={self.staff!r}, phase={self.phase!r}, time={self.time!r}, legal={self.legal!r}, "
+            f"ticket={self.ticket!r}, slots={self.slots!r}, queue_slots={self.queue_slots!r}, event={self.event!r})"
+        )
 
     @property
     def agent(self) -> str:
@@ -79,6 +94,18 @@ class Decision:
     @property
     def n_actions(self) -> int:
         return action_count(self.staff.role, self.queue_slots)
+
+    def allows(self, action: int) -> bool:
+        """``action in self.legal``, read off a set kept per legal list: the core hands out the same
+        few lists again and again and never changes one (the entry holds the list, so its id is not
+        reused)."""
+        legal = self.legal
+        entry = _LEGAL_SETS.get(id(legal))
+        if entry is None or entry[0] is not legal:
+            if len(_LEGAL_SETS) >= _LEGAL_SETS_LIMIT:
+                _LEGAL_SETS.clear()
+            entry = _LEGAL_SETS[id(legal)] = (legal, frozenset(legal))
+        return action in entry[1]
 
     def mask(self) -> np.ndarray:
         """int8 vector over the role's actions, 1 where legal."""
@@ -116,6 +143,8 @@ class Decision:
         return self.tool(action)
 
 
+_LEGAL_SETS: Final[dict[int, tuple[list[int], frozenset[int]]]] = {}
+_LEGAL_SETS_LIMIT: Final = 4096
 _TOOL_INDEX: Final = {role: {tool: i for i, tool in enumerate(tools)} for role, tools in ROLE_TOOLS.items()}
 
 

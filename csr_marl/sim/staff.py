@@ -8,9 +8,11 @@ request to the center (see :mod:`csr_marl.sim.decisions`), never a local rule.
 
 from __future__ import annotations
 
+from heapq import heappush
 from typing import Any, Final, Generator, TYPE_CHECKING
 
 import simpy
+from simpy.events import NORMAL
 
 from .decisions import ASKED, ROLE_TOOLS, Decision, Phase, decode_triage
 from .queues import TicketQueue
@@ -24,7 +26,7 @@ class Staff:
     """One agent slot: ``triage_0``, ``resolver_3``, ``escalation_0``..."""
 
     __slots__ = ("name", "role", "index", "queue", "ticket", "on_duty", "wake", "busy_since",
-                 "last_decision", "activity", "decision")
+                 "last_decision", "activity", "decision", "answer")
 
     def __init__(self, role: str, index: int, queue: TicketQueue, on_duty: bool) -> None:
         self.name = f"{role}_{index}"
@@ -38,6 +40,7 @@ class Staff:
         self.last_decision = 0.0
         self.activity = "idle"  # what the floor shows: idle, off shift, a tool name
         self.decision: Decision | None = None  # reused by the inline policy (ContactCenter.ask)
+        self.answer: simpy.Event | None = None  # the event the process waits on for an answer (reused)
 
     def __repr__(self) -> str:
         return f"Staff({self.name}, {self.activity})"
@@ -45,6 +48,20 @@ class Staff:
 
 Process = Generator[simpy.Event, Any, None]
 PICK_ACTIONS: Final = [list(range(k)) for k in range(65)]  # legal pick actions for k visible tickets
+
+
+def after(env: simpy.Environment, event: simpy.Event, delay: float) -> simpy.Event:
+    """``env.timeout(delay)`` on ``event``, an event of the caller's that SimPy has processed (or a new
+    one): the same heap entry as SimPy's ``Timeout`` makes (time, priority, the next event id), so
+    events run in the same order, without making an event object, whose ``__init__`` is interpreted
+    Python. Only for an event nobody else waits on: a staff process's own, yielded at once."""
+    if delay < 0:
+        raise ValueError(f"Negative delay {delay}")
+    event.callbacks = []
+    event._value = None
+    event._ok = True
+    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), event))
+    return event
 
 
 def staff_process(center: "ContactCenter", staff: Staff) -> Process:
@@ -57,7 +74,8 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
     at_desk = role == "escalation"
     tools = ROLE_TOOLS[role]
     first_tool = center.queue_slots  # action index of the role's first tool
-    ask, timeout = center.ask, env.timeout
+    ask = center.ask
+    tick = simpy.Event(env)  # this process's timeouts, one at a time (see after())
     tool_time = center.tool_samplers(at_desk)  # tool -> its handle-time sampler
     idle = center.idle[role]
     pick_legal = PICK_ACTIONS
@@ -86,7 +104,7 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
             category, priority, route = decode_triage(action)
             center.score_triage(staff, ticket, category, priority, route)
             staff.activity = "triaging"
-            yield timeout(center.triage_time())
+            yield after(env, tick, center.triage_time())
             center.route_after_triage(ticket, category, priority, route)
         else:
             slots = queue.visible(center.queue_slots)
@@ -102,7 +120,7 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
                     action = yield center.answer_event  # type: ignore[misc]
                 tool = tools[action - first_tool]
                 staff.activity = tool
-                yield timeout(tool_time[tool]())
+                yield after(env, tick, tool_time[tool]())
                 ticket.actions += 1
                 if center.apply_tool(staff, ticket, tool):
                     break
