@@ -179,7 +179,7 @@ class CenterDriver:
         if self.interval is None:
             first = center.next_decision()
             if first is not None:
-                env, now = center.env, center.env.now
+                env, now = center.env, center.env._now
                 while env.peek() <= now:  # the rest of this minute's events (ties, in the core's order)
                     env.step()
             self._set_due(*center.due)

@@ -172,13 +172,13 @@ class ContactCenter:
         early_end = self.scenario.max_tickets is not None
         while not due:
             if early_end and self._arrivals_done and self._all_closed():
-                self._finish(env.now)  # every ticket of a max_tickets episode is closed
+                self._finish(env._now)  # every ticket of a max_tickets episode is closed
                 return None
             if not events or events[0][0] >= horizon:
                 self._finish(horizon)
                 return None
             step()
-        self._settle(env.now)
+        self._settle(env._now)
         return due[0]
 
     def run_until(self, until: float) -> list[Decision]:
@@ -202,12 +202,12 @@ class ContactCenter:
                 break
             step()
         if self._all_closed():
-            self._finish(env.now)
+            self._finish(env._now)
             return []
         if end >= self.horizon:
             self._finish(self.horizon)
             return []
-        if env.now < end:
+        if env._now < end:
             env.run(until=end)  # only the clock moves: no event is due before ``end``
         self._settle(end)
         for decision in list(self._due):
@@ -218,8 +218,8 @@ class ContactCenter:
     def stop(self) -> None:
         """End the episode now (a driver's truncation before the horizon): KPIs cover minutes so far."""
         if not self.done:
-            self._settle(self.env.now)
-            self._finish(self.env.now)
+            self._settle(self.env._now)
+            self._finish(self.env._now)
 
     def close(self) -> None:
         """Drop what only running the episode needs: SimPy's pending events and the staff processes.
@@ -261,7 +261,7 @@ class ContactCenter:
             return
         self._due.remove(decision)
         self.answer_event = None
-        staff.last_decision = self.env.now
+        staff.last_decision = self.env._now
         if slots:
             self.start_service(staff, slots[0])
         decision.event.succeed(slots[0] if slots else None)
@@ -462,7 +462,7 @@ class ContactCenter:
 
     def expire(self, queue: TicketQueue, now: float | None = None) -> None:
         """Purge customers whose patience ran out while waiting in ``queue`` (by ``now``)."""
-        now = self.env.now if now is None else now
+        now = self.env._now if now is None else now
         for ticket in queue.expired(now):
             weight = self.meter.weight[ticket.true_priority]
             self.meter.change(now, -weight)

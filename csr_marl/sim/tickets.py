@@ -263,6 +263,7 @@ class TicketFactory:
         )
         # (template, variant, tier) -> subject, body, text, true priority, for templates without slots
         self._fixed: dict[tuple[int, int, str], tuple[str, str, str, str]] = {}
+        self._priority_rules = [_PriorityRule(template) for template in self._templates]
 
     def label_shares(self) -> tuple[dict[str, float], dict[str, float]]:
         """The share of this scenario's new tickets in each true category and on each route
@@ -302,7 +303,7 @@ class TicketFactory:
             ticket.subject = variant.subject.format_map(values)
             ticket.body = variant.body.format_map(values)
             ticket.text = f"{ticket.subject}\n{ticket.body}"
-            true_priority = _priority(template, tier, ticket.text)
+            true_priority = self._priority_rules[ti].of(tier, ticket.text)
         else:  # fixed text: written and read for its priority cues once per variant and tier
             values = _NO_SLOTS
             key = (ti, vi, tier)
@@ -310,7 +311,7 @@ class TicketFactory:
             if fixed is None:
                 variant = variants[vi]
                 text = f"{variant.subject}\n{variant.body}"
-                fixed = self._fixed[key] = (variant.subject, variant.body, text, _priority(template, tier, text))
+                fixed = self._fixed[key] = (variant.subject, variant.body, text, self._priority_rules[ti].of(tier, text))
             ticket.subject, ticket.body, ticket.text, true_priority = fixed
         ticket.slot_values = values
         # Every slot is drawn whichever variant is shown, so the name is known even when this text
@@ -393,10 +394,28 @@ _DEFAULT_NAMES: Final = ("Alex", "Robin", "Sam", "Jordan", "Casey", "Morgan", "T
 _OTHER_CATEGORIES: Final = {c: [o for o in CATEGORIES if o != c] for c in CATEGORIES}
 
 
-def _priority(template: Template, tier: str, text: str) -> str:
-    rule = template.priority
-    if not rule.cues:
-        return raise_priority(rule.base, rule.tier_raise.get(tier, 0))
-    lowered = text.lower()
-    cue = max((levels for cue, levels in rule.cues.items() if cue.lower() in lowered), default=0)
-    return raise_priority(rule.base, rule.tier_raise.get(tier, 0) + cue)
+_LEVEL: Final = {p: i for i, p in enumerate(PRIORITIES)}
+
+
+class _PriorityRule:
+    """A template's priority rule (:class:`~csr_marl.config.tickets.PriorityRule`) read once: the
+    base level, the tier raises and the cues in lower case. :meth:`of` is the true priority of a text
+    (``raise_priority`` of the base by the tier's raise plus the strongest cue found)."""
+
+    def __init__(self, template: Template) -> None:
+        rule = template.priority
+        self.base = _LEVEL[rule.base]
+        self.tier_raise: dict[str, int] = dict(rule.tier_raise)
+        self.cues = [(cue.lower(), levels) for cue, levels in rule.cues.items()]
+
+    def of(self, tier: str, text: str) -> str:
+        levels = self.tier_raise.get(tier, 0)
+        if self.cues:
+            lowered = text.lower()
+            found = False
+            strongest = 0
+            for cue, raised in self.cues:
+                if cue in lowered and (not found or raised > strongest):
+                    strongest, found = raised, True
+            levels += strongest
+        return PRIORITIES[min(self.base + max(levels, 0), len(PRIORITIES) - 1)]
