@@ -570,3 +570,8 @@ def test_repeated_words_and_phrases_are_counted_as_a_counter_counts_them(pieces)
 @pytest.mark.parametrize("text", ["inv-123 456/ab", "order #1z9 x", "", "$84.99, café ünï 12", "tab\there\nnew"])
 def test_letters_and_digits_keep_exactly_a_to_z_and_0_to_9(text) -> None:
     assert responses._letters_and_digits(text) == re.sub(r"[^a-z0-9]", "", text)
+
+
+@pytest.mark.parametrize("text", ["inv-123 456/ab", "order #1z9 x", "", "$84.99, 1,200 ١٢٣ café 12", "a1b22\n333"])
+def test_digit_runs_are_the_regex_runs(text) -> None:
+    assert responses._digit_runs(text) == re.findall(r"\d+", text)

@@ -91,8 +91,8 @@ class CenterDriver:
         self._first_seed = seed
         self._seeds: np.random.Generator | None = None
         self.episode_seed: int | None = None
-        self._masks: dict[str, tuple[int, np.ndarray]] = {}  # per agent: (version, mask)
-        self._infos: dict[str, tuple[int, dict[str, Any]]] = {}  # per agent: (version, AEC info)
+        self._masks: dict[str, _Mask] = {}  # per agent: its mask and the version it is of
+        self._infos: dict[str, _Info] = {}  # per agent: its AEC info and the version it is of
         self.decisions = dict.fromkeys(self.agents, 0)  # decisions answered this episode, per agent
         self.illegal = dict.fromkeys(self.agents, 0)  # of which illegal (answered by the fallback)
         self._decided_total = self._illegal_total = 0  # their sums, kept as they change
@@ -318,11 +318,12 @@ class CenterDriver:
         if decision is None:
             return self.encoder.idle_mask(self.role_of[agent], noop)
         cached = self._masks.get(agent)
-        if cached is None or cached[0] != self.version:
-            cached = self._masks[agent] = (
-                self.version, self.encoder.mask(self.layout.roles_layout[decision.role], decision)
-            )
-        return cached[1]
+        if cached is None:
+            cached = self._masks[agent] = _Mask()
+        if cached.version != self.version:  # updated in place: a step makes no entry
+            cached.mask = self.encoder.mask(self.layout.roles_layout[decision.role], decision)
+            cached.version = self.version
+        return cached.mask
 
     def observation(self, agent: str, mask: np.ndarray | None) -> dict[str, np.ndarray] | np.ndarray:
         """The agent's observation: the vector, with its mask unless observations are flat (then
@@ -398,15 +399,36 @@ class CenterDriver:
         component, built once per move of the core (``info == env.infos[agent]`` must hold within a
         step, and a second read returns the same dict)."""
         cached = self._infos.get(agent)
-        if cached is not None and cached[0] == self.version:
-            return cached[1]
-        info = self.info(agent, self.mask(agent, False), self.account.since_turn_components(agent))
-        self._infos[agent] = (self.version, info)
+        if cached is None:
+            cached = self._infos[agent] = _Info()
+        elif cached.version == self.version:
+            return cached.info
+        info = cached.info = self.info(agent, self.mask(agent, False), self.account.since_turn_components(agent))
+        cached.version = self.version
         return info
 
     def state(self) -> np.ndarray:
         assert self.center is not None
         return self.encoder.state(self.center, self.decision)
+
+
+class _Mask:
+    """An agent's cached action mask, and the driver's version it is of (-1: none yet)."""
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.mask: np.ndarray = _NO_MASK
+
+
+class _Info:
+    """An agent's cached AEC info, and the driver's version it is of (-1: none yet)."""
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.info: dict[str, Any] = {}
+
+
+_NO_MASK: Final = np.zeros(0, np.int8)
 
 
 def as_action(agent: str, action: Any) -> int:

@@ -79,6 +79,14 @@ def as_vector(parts: Sequence[bytes]) -> np.ndarray:
     return np.frombuffer(bytearray().join(parts), _F32)
 
 
+class _Block:
+    """A packed block and the encoder's version it is of (-1: none yet), updated in place."""
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.data = b""
+
+
 class ObservationEncoder:
     """Builds observation, state and mask vectors in the layout's order (see :mod:`csr_marl.envs`)."""
 
@@ -102,8 +110,9 @@ class ObservationEncoder:
         self._floor_pack = struct.Struct(f"{len(FLOOR_NAMES)}f").pack
         self._tables()
         self._version = 0  # moves of the core seen (invalidate); the caches below hold for one version
-        self._floor: tuple[int, bytes] = (-1, b"")
-        self._queue_slots: dict[str, tuple[int, bytes]] = {}
+        self._floor_version = -1
+        self._floor = b""
+        self._queue_slots: dict[str, _Block] = {}  # per role, updated in place
         self._masks: dict[str, dict[int, tuple[list[int], np.ndarray]]] = {r: {} for r in layout.roles_layout}
 
     def _tables(self) -> None:
@@ -247,9 +256,8 @@ class ObservationEncoder:
     # --- blocks ---------------------------------------------------------------------------------
     def floor(self, center: ContactCenter) -> bytes:
         """Shift elapsed, queue lengths, staff load and staffing per role (FLOOR_NAMES), packed."""
-        version, floor = self._floor
-        if version == self._version:
-            return floor
+        if self._floor_version == self._version:
+            return self._floor
         now = center.env._now
         starts = self._shift_starts
         interval = bisect.bisect_right(starts, now) - 1 if len(starts) > 1 else 0
@@ -275,16 +283,18 @@ class ObservationEncoder:
             staffed_r,
             staffed_e,
         )
-        self._floor = (self._version, floor)
+        self._floor, self._floor_version = floor, self._version
         return floor
 
     def _queue_view(self, center: ContactCenter, role: str) -> bytes:
         """The role's queue slots as every agent of the role sees them now."""
         cached = self._queue_slots.get(role)
-        if cached is not None and cached[0] == self._version:
-            return cached[1]
-        view = self._slots(center.queues[role].visible(self.layout.queue_slots), center.env._now)
-        self._queue_slots[role] = (self._version, view)
+        if cached is None:
+            cached = self._queue_slots[role] = _Block()
+        elif cached.version == self._version:
+            return cached.data
+        view = cached.data = self._slots(center.queues[role].visible(self.layout.queue_slots), center.env._now)
+        cached.version = self._version
         return view
 
     def _ticket_parts(self, parts: list[bytes], ticket: Ticket, now: float) -> None:
