@@ -57,11 +57,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from statistics import median_high  # the middle round of an odd number, as the guard has always read
+from typing import TypeVar
 
 import numpy as np
 import simpy
 
 import csr_marl
+
+_T = TypeVar("_T")
 
 # --- the model: M/M/4, lambda = 2 / min, mean service 1.6 min (the `mmc` preset) ------------------
 RATE, MEAN_SERVICE, SERVERS = 2.0, 1.6, 4
@@ -383,7 +386,7 @@ def warm_up() -> None:
     csr_marl.simulate("standard_day", policy="heuristic", seed=WARM_UP_SEED)
 
 
-def fresh_heap(run: Callable[[], float]) -> float:
+def fresh_heap(run: Callable[[], _T]) -> _T:
     """``run()`` after a full garbage collection. Python's collector runs when allocations pass a
     threshold since the last collection, and each full pass walks every object alive, whoever made it:
     without a collection first, a contender pays for passes that the allocations of the one before it
