@@ -38,11 +38,10 @@ class ContactCenterAEC(CenterEnvBase, AECEnv):
             self._history.append(None)
             return
         index = action if type(action) is int else as_action(agent, action)
-        driver.act(index)  # moves the driver's version: what wrappers wrote into the views is dropped
+        following = driver.act(index)  # moves the driver's version: what wrappers wrote into the views is dropped
         self._history.append(index)
-        decision = driver.decision
-        if decision is not None:
-            self.agent_selection = decision.staff.name
+        if following is not None:
+            self.agent_selection = following
         else:
             self._select()
         if self.render_mode == "human":

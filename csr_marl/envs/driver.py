@@ -191,8 +191,9 @@ class CenterDriver:
         self._set_due(*due)
 
     # --- acting ---------------------------------------------------------------------------------
-    def act(self, action: Any, text: str | None = None, refund: Refund | None = None) -> None:
+    def act(self, action: Any, text: str | None = None, refund: Refund | None = None) -> str | None:
         """The agent whose decision is due takes its turn: answer, then run the core to the next one.
+        Returns the agent whose decision is due next (None: the episode has ended).
 
         The step's rewards start from zero, and so does the acting agent's reward since its last turn.
         ``text`` is what a work tool says (``respond_user``'s message, ``ask_customer``'s question),
@@ -204,10 +205,13 @@ class CenterDriver:
         index, illegal = (index, False) if decision.allows(index) else self._checked(decision, index)
         self.account.turn(decision.staff.name)
         self._answer(decision, index, illegal, text, refund)
-        self._set_decision(center.next_decision())
+        following = center.next_decision()
+        self._set_decision(following)
         self.account.add(center.rewards.drain())
-        if self.decision is None:
+        if following is None:
             self.end_episode()
+            return None
+        return following.staff.name
 
     def act_epoch(self, actions: Mapping[str, int]) -> None:
         """One parallel step: every due decision is answered (in the order they fell due, which

@@ -23,6 +23,7 @@ to the epoch's end and every decision that fell due meanwhile waits there, to be
 from __future__ import annotations
 
 from collections import deque
+from heapq import heappush
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Final
@@ -43,7 +44,7 @@ from .queues import TicketQueue
 from .random import RandomStreams, Sampler, UniformStream, make_sampler
 from .result import SimulationResult
 from .rewards import RewardLedger, WaitingMeter
-from .staff import PICK_ACTIONS, Staff, shift_process, staff_process
+from .staff import PICK_ACTIONS, Staff, shift_process, staff_process, trigger
 from .tickets import REFUND_TOOLS, Refund, Ticket, TicketFactory, refund_verdict
 from .work import charge_ticket
 
@@ -264,7 +265,7 @@ class ContactCenter:
         staff.last_decision = self.env._now
         if slots:
             self.start_service(staff, slots[0])
-        decision.event.succeed(slots[0] if slots else None)
+        trigger(self.env, decision.event, slots[0] if slots else None)
 
     def decide(
         self, action: int, decision: Decision | None = None, *, text: str | None = None, refund: Refund | None = None
@@ -378,7 +379,7 @@ class ContactCenter:
         value = self._answer(decision, action)
         events = self.env._queue
         if self._due or (events and events[0][0] <= self.env._now):
-            event.succeed(value)  # something else comes first: the answer waits its turn in SimPy's heap
+            trigger(self.env, event, value)  # something else comes first: the answer waits its turn in SimPy's heap
             return
         # Nothing else is due at this minute, so the answer is the very next event SimPy would process:
         # process it here as Environment.step would (the waiting process resumes), without the heap.
@@ -429,7 +430,8 @@ class ContactCenter:
         self._arrival_at = t = block[i]
         event = self._arrival_event
         event.callbacks = self._on_arrival_callbacks
-        self.env.schedule(event, NORMAL, t - self.env._now)
+        env = self.env  # env.schedule(event, NORMAL, t - now): the same heap entry
+        heappush(env._queue, (env._now + (t - env._now), NORMAL, next(env._eid), event))
 
     def _on_arrival(self, _event: simpy.Event) -> None:
         """The arrival event fired: the customer arrives, and the event is armed for the next one."""
@@ -456,8 +458,8 @@ class ContactCenter:
         idle = self.idle[queue.name]
         while idle:
             staff = idle.popleft()
-            if staff.on_duty and staff.wake is not None and not staff.wake.triggered:
-                staff.wake.succeed()
+            if staff.on_duty and staff.wake is not None and staff.wake._value is PENDING:
+                trigger(self.env, staff.wake)
                 break
 
     def expire(self, queue: TicketQueue, now: float | None = None) -> None:

@@ -12,7 +12,7 @@ from heapq import heappush
 from typing import Any, Final, Generator, TYPE_CHECKING
 
 import simpy
-from simpy.events import NORMAL
+from simpy.events import NORMAL, PENDING
 
 from .decisions import ASKED, ROLE_TOOLS, Decision, Phase, decode_triage
 from .queues import TicketQueue
@@ -50,6 +50,15 @@ Process = Generator[simpy.Event, Any, None]
 PICK_ACTIONS: Final = [list(range(k)) for k in range(65)]  # legal pick actions for k visible tickets
 
 
+def trigger(env: simpy.Environment, event: simpy.Event, value: Any = None) -> None:
+    """``event.succeed(value)``: the same check and the same heap entry, without the interpreted call."""
+    if event._value is not PENDING:
+        raise RuntimeError(f"{event} has already been triggered")
+    event._ok = True
+    event._value = value
+    heappush(env._queue, (env._now, NORMAL, next(env._eid), event))
+
+
 def after(env: simpy.Environment, event: simpy.Event, delay: float) -> simpy.Event:
     """``env.timeout(delay)`` on ``event``, an event of the caller's that SimPy has processed (or a new
     one): the same heap entry as SimPy's ``Timeout`` makes (time, priority, the next event id), so
@@ -76,6 +85,7 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
     first_tool = center.queue_slots  # action index of the role's first tool
     ask = center.ask
     tick = simpy.Event(env)  # this process's timeouts, one at a time (see after())
+    wake = simpy.Event(env)  # what wakes it when work comes or its shift starts
     tool_time = center.tool_samplers(at_desk)  # tool -> its handle-time sampler
     idle = center.idle[role]
     pick_legal = PICK_ACTIONS
@@ -91,8 +101,10 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
                 staff.activity = "idle"
             else:
                 staff.activity = "off shift"
-            staff.wake = env.event()
-            yield staff.wake
+            wake.callbacks = []  # processed before this process resumed: reused (see after())
+            wake._value = PENDING
+            staff.wake = wake
+            yield wake
             staff.wake = None
         if triage:
             ticket = queue.head()
@@ -140,5 +152,5 @@ def shift_process(center: "ContactCenter") -> Process:
             for staff in center.staff_by_role[role]:
                 was = staff.on_duty
                 staff.on_duty = staff.index < headcount
-                if staff.on_duty and not was and staff.wake is not None and not staff.wake.triggered:
-                    staff.wake.succeed()
+                if staff.on_duty and not was and staff.wake is not None and staff.wake._value is PENDING:
+                    trigger(env, staff.wake)
