@@ -180,7 +180,8 @@ class CenterDriver:
             first = center.next_decision()
             if first is not None:
                 env, now = center.env, center.env._now
-                while env.peek() <= now:  # the rest of this minute's events (ties, in the core's order)
+                events = env._queue  # env.peek() without the interpreted call
+                while events and events[0][0] <= now:  # the rest of this minute's events (ties, in order)
                     env.step()
             self._set_due(*center.due)
             return
