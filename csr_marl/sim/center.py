@@ -23,13 +23,12 @@ to the epoch's end and every decision that fell due meanwhile waits there, to be
 from __future__ import annotations
 
 from collections import deque
-from heapq import heappush
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Final
 
 import simpy
-from simpy.events import NORMAL, PENDING
+from simpy.events import PENDING
 
 from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES, SPECIALIST_TOOLS
 from ..config.loading import load_ticket_bank
@@ -44,7 +43,7 @@ from .queues import TicketQueue
 from .random import RandomStreams, Sampler, UniformStream, make_sampler
 from .result import SimulationResult
 from .rewards import RewardLedger, WaitingMeter
-from .staff import PICK_ACTIONS, Staff, shift_process, staff_process, trigger
+from .staff import PICK_ACTIONS, Staff, rearmed, schedule, shift_process, staff_process, trigger
 from .tickets import REFUND_TOOLS, Refund, Ticket, TicketFactory, refund_verdict
 from .work import charge_ticket
 
@@ -309,7 +308,7 @@ class ContactCenter:
 
     @staticmethod
     def _check_legal(decision: Decision, action: int) -> None:
-        if not (type(action) is int and decision.allows(action)) and action not in decision.legal:
+        if not (decision.allows(action) if type(action) is int else action in decision.legal):
             raise IllegalActionError(
                 f"{decision.agent} ({decision.phase.value}): action {action!r} is not legal now; "
                 f"legal actions: {decision.legal}"
@@ -347,8 +346,7 @@ class ContactCenter:
         if event is None:
             event = staff.answer = self.env.event()
         else:
-            event.callbacks = []
-            event._value = PENDING
+            rearmed(event)
         decision.event = self.answer_event = event
         self._due.append(decision)
         return ASKED
@@ -365,8 +363,8 @@ class ContactCenter:
             decision.ticket, decision.slots = ticket, slots or []
         self._settle(now)
         action = policy(decision)
-        if not (type(action) is int and decision.allows(action)):
-            self._check_legal(decision, action)  # raises unless an int-like legal action
+        if action not in legal:  # a short list scanned in C: cheaper here than a call (pure build)
+            self._check_legal(decision, action)  # raises
         if phase is Phase.WORK:
             staff.last_decision = now
             ticket.said = None  # type: ignore[union-attr]
@@ -430,8 +428,7 @@ class ContactCenter:
         self._arrival_at = t = block[i]
         event = self._arrival_event
         event.callbacks = self._on_arrival_callbacks
-        env = self.env  # env.schedule(event, NORMAL, t - now): the same heap entry
-        heappush(env._queue, (env._now + (t - env._now), NORMAL, next(env._eid), event))
+        schedule(self.env, event, t - self.env._now)
 
     def _on_arrival(self, _event: simpy.Event) -> None:
         """The arrival event fired: the customer arrives, and the event is armed for the next one."""

@@ -50,26 +50,40 @@ Process = Generator[simpy.Event, Any, None]
 PICK_ACTIONS: Final = [list(range(k)) for k in range(65)]  # legal pick actions for k visible tickets
 
 
+def schedule(env: simpy.Environment, event: simpy.Event, delay: float = 0.0) -> None:
+    """``env.schedule(event, NORMAL, delay)``: the same heap entry (time, priority, the next event id),
+    so events run in the same order, without the interpreted call."""
+    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), event))
+
+
+def rearmed(event: simpy.Event) -> simpy.Event:
+    """``event``, which SimPy has processed, made pending again for the one process that waits on it
+    (a process's own event is processed before the process resumes and yields it again)."""
+    event.callbacks = []
+    event._value = PENDING
+    return event
+
+
 def trigger(env: simpy.Environment, event: simpy.Event, value: Any = None) -> None:
     """``event.succeed(value)``: the same check and the same heap entry, without the interpreted call."""
     if event._value is not PENDING:
         raise RuntimeError(f"{event} has already been triggered")
     event._ok = True
     event._value = value
-    heappush(env._queue, (env._now, NORMAL, next(env._eid), event))
+    schedule(env, event)
 
 
 def after(env: simpy.Environment, event: simpy.Event, delay: float) -> simpy.Event:
     """``env.timeout(delay)`` on ``event``, an event of the caller's that SimPy has processed (or a new
-    one): the same heap entry as SimPy's ``Timeout`` makes (time, priority, the next event id), so
-    events run in the same order, without making an event object, whose ``__init__`` is interpreted
-    Python. Only for an event nobody else waits on: a staff process's own, yielded at once."""
+    one): the same heap entry as SimPy's ``Timeout`` makes, without making an event object, whose
+    ``__init__`` is interpreted Python. Only for an event nobody else waits on: a staff process's own,
+    yielded at once."""
     if delay < 0:
         raise ValueError(f"Negative delay {delay}")
     event.callbacks = []
     event._value = None
     event._ok = True
-    heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), event))
+    schedule(env, event, delay)
     return event
 
 
@@ -101,9 +115,7 @@ def staff_process(center: "ContactCenter", staff: Staff) -> Process:
                 staff.activity = "idle"
             else:
                 staff.activity = "off shift"
-            wake.callbacks = []  # processed before this process resumed: reused (see after())
-            wake._value = PENDING
-            staff.wake = wake
+            staff.wake = rearmed(wake)
             yield wake
             staff.wake = None
         if triage:
