@@ -79,6 +79,27 @@ def test_a_compiled_module_older_than_its_source_is_named(tmp_path) -> None:
     assert _build.stale_modules() == []  # this checkout's core, whichever build it runs
 
 
+def test_a_rebuild_that_left_a_module_s_shim_as_it_was_is_not_stale(tmp_path) -> None:
+    # mypyc keeps the code in one shared library beside the package; a rebuild rewrites it, but a
+    # module's own extension (a shim) keeps its old time when nothing in it changed.
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    root = tmp_path / "csr_marl"
+    (root / "envs").mkdir(parents=True)
+    shim, source = root / "envs" / f"driver{suffix}", root / "envs" / "driver.py"
+    shim.write_bytes(b"")
+    source.write_text("")
+    edited = shim.stat().st_mtime + 10 * _build.STALE_AFTER_SECONDS
+    os.utime(source, (edited, edited))
+    assert _build.stale_modules(root) == ["envs/driver.py"]  # no library: the shim's time is the build's
+    library = tmp_path / f"{_build.LIBRARY}{suffix}"
+    library.write_bytes(b"")
+    os.utime(library, (edited + 1, edited + 1))  # rebuilt after the edit
+    assert _build.stale_modules(root) == []
+    os.utime(library, (edited - 10 * _build.STALE_AFTER_SECONDS,) * 2)  # built before it
+    assert _build.stale_modules(root) == ["envs/driver.py"]
+    assert csr_marl_build.GROUP + "__mypyc" == _build.LIBRARY  # the name the build gives the library
+
+
 # Tests the compiled build must pass as the sources do: the pinned digests of whole episodes (core, AEC,
 # parallel), the files whose failures once showed where the compiled core behaved otherwise
 # (annotations narrower than the values: NaN identity, ints made floats, class constants, seeds), and

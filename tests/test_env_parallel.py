@@ -74,6 +74,18 @@ def test_waiting_agents_may_be_left_out_and_their_actions_are_ignored():
     assert only_due == everyone
 
 
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_waiting_agent_s_action_is_ignored_yet_must_be_an_action(strict):
+    env = csr_marl.parallel_env("standard_day", overrides=SHORT, strict=strict)
+    env.reset(seed=0)
+    waiting = next(a for a in env.agents if a not in env.due_decisions)
+    actions = {a: d.legal[0] for a, d in env.due_decisions.items()}
+    for bad in ("0", 0.5, None):
+        with pytest.raises(ValueError, match=waiting):
+            env.step({**actions, waiting: bad})
+    env.step({**actions, waiting: np.int64(env.action_space(waiting).n - 1)})  # the no-op, as numpy gives it
+
+
 def test_refused_steps_name_the_problem_and_change_nothing():
     env = csr_marl.parallel_env("standard_day", overrides=SHORT, strict=True)
     env.reset(seed=0)

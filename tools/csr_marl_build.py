@@ -31,6 +31,10 @@ MYPY = "mypy==2.4.1"  # the version the core is checked and compiled with
 COMPILED_PACKAGES = (Path("csr_marl") / "sim", Path("csr_marl") / "policies")
 ENV_PACKAGE = Path("csr_marl") / "envs"
 COMPILED_ENV_MODULES = ("observations.py", "rewards.py", "text_hashing.py", "driver.py", "views.py")
+# mypyc puts the compiled code in one shared library beside the package, csr_marl__mypyc.<suffix>; each
+# module's own extension is a small shim into it, which a rebuild leaves as it was when its module's C
+# did not change. So a build's time is the library's (csr_marl/sim/_build.py reads it).
+GROUP = "csr_marl"
 
 
 def compiling() -> bool:
@@ -74,7 +78,9 @@ def ext_modules() -> list[Any]:
     from mypyc.build import mypycify
 
     # The build environment holds mypy alone: the dependencies' types are unknown there (Any).
-    return mypycify(["--ignore-missing-imports", "--follow-imports=silent", *compiled_modules()], opt_level="3")
+    return mypycify(
+        ["--ignore-missing-imports", "--follow-imports=silent", *compiled_modules()], opt_level="3", group_name=GROUP
+    )
 
 
 # The named scenarios and ticket banks live in the checkout's scenarios/ folder, beside the package. An

@@ -341,17 +341,25 @@ class CenterDriver:
         return {"observation": vector, "action_mask": mask}
 
     def chosen_actions(self, actions: Mapping[str, Any]) -> dict[str, int]:
-        """A parallel step's actions as ints, checked: every agent whose decision is due has one, and
-        every agent named exists (a ValueError naming what is wrong)."""
-        missing = [agent for agent in self.due if agent not in actions]
+        """A parallel step's actions as ints, checked: every agent whose decision is due has one, every
+        agent named exists and every action is an integer (a ValueError naming what is wrong).
+
+        Returned: the actions that count, those of the agents whose decision is due (in strict mode
+        every agent's, since a waiting agent's must be the no-op). Waiting agents' actions are
+        ignored otherwise, so they are checked but not kept (a dozen a step in ``standard_day``)."""
+        due = self.due
+        missing = [agent for agent in due if agent not in actions]
         if missing:
             raise ValueError(f"no action for {', '.join(missing)}, whose decision is due (actions: {sorted(actions)})")
         chosen: dict[str, int] = {}
-        known = self.role_of
+        known, keep_all = self.role_of, self.strict
         for agent, action in actions.items():
             if agent not in known:
                 raise ValueError(f"unknown agent {agent!r}")
-            chosen[agent] = action if type(action) is int else as_action(agent, action)
+            if type(action) is not int:
+                action = as_action(agent, action)
+            if keep_all or agent in due:
+                chosen[agent] = action
         return chosen
 
     def parallel_view(

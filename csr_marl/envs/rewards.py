@@ -132,7 +132,7 @@ class RewardAccount:
     def step_points(self) -> np.ndarray:
         """What the team earned in the last step, per component, in reward points (shared: read only)."""
         if self._step_points is None:
-            self._step_points = _points(self.step_pool or [0] * _N)
+            self._step_points = _NOTHING if self.step_pool is None else _points(self.step_pool)
         return self._step_points
 
     def last_step_components(self, agent: str) -> np.ndarray:
@@ -164,6 +164,8 @@ def _points(units: list[int]) -> np.ndarray:
 
     Adding in points rounds as adding in units then scaling would: scaling by 2**-32 is exact.
     """
-    values = np.array(units, np.float64)
-    values *= _SCALE
-    return values
+    return np.array([unit * _SCALE for unit in units], np.float64)  # float(unit), then scaled: the same
+
+
+_NOTHING: Final = np.zeros(_N, np.float64)  # step_points of a step that earned nothing
+_NOTHING.flags.writeable = False

@@ -14,16 +14,25 @@ REBUILD = (
 )
 
 
+LIBRARY = "csr_marl__mypyc"  # the compiled code's shared library beside the package (tools/csr_marl_build.py)
+
+
 def stale_modules(root: Path = Path(__file__).resolve().parents[1]) -> list[str]:
-    """The compiled modules under ``root`` (csr_marl) whose source beside them changed after the build."""
+    """The compiled modules under ``root`` (csr_marl) whose source beside them changed after the build.
+
+    A module's extension is a shim into mypyc's shared library, which holds the code; a rebuild
+    rewrites the library but leaves a shim as it was when nothing in it changed. So the build's time is
+    the newer of the shim's and the library's."""
     stale = []
-    for package in PACKAGES:
-        folder = root / package
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        library = root.parent / f"{LIBRARY}{suffix}"
+        built = library.stat().st_mtime if library.exists() else 0.0
+        for package in PACKAGES:
+            folder = root / package
             for compiled in folder.glob(f"*{suffix}"):
                 source = folder / (compiled.name[: -len(suffix)] + ".py")
                 try:
-                    if source.stat().st_mtime > compiled.stat().st_mtime + STALE_AFTER_SECONDS:
+                    if source.stat().st_mtime > max(compiled.stat().st_mtime, built) + STALE_AFTER_SECONDS:
                         stale.append(f"{package}/{source.name}")
                 except OSError:  # no source beside it: nothing to be stale against
                     continue
