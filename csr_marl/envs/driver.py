@@ -362,6 +362,35 @@ class CenterDriver:
                 chosen[agent] = action
         return chosen
 
+    def parallel_step(
+        self,
+        actions: Mapping[str, Any],
+        agents: list[str],
+        running: dict[str, bool],
+        max_cycles: int | None,
+        observe_waiting: bool,
+        history: list[Any],
+    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
+        """The parallel env's step for its live ``agents``: the actions checked and answered (and
+        appended to ``history``, which a copy replays), the core run to the next step (or stopped
+        after ``max_cycles`` steps), then what PettingZoo's ``step`` returns. ``running``: every
+        agent of the episode, none done, copied for the flags while nobody has left."""
+        chosen = self.chosen_actions(actions)
+        self.act_epoch(chosen)
+        history.append(chosen)
+        if max_cycles is not None and self.epochs >= max_cycles and not self.ended:
+            self.stop()
+        observations, infos = self.parallel_view(agents, observe_waiting)
+        rewards = self.account.last_step_all(agents)
+        if self.ended:
+            early = self.ended_early
+            terminations, truncations = dict.fromkeys(agents, early), dict.fromkeys(agents, not early)
+        elif len(running) == len(agents):  # the agents of reset() (nobody leaves before the end)
+            terminations, truncations = running.copy(), running.copy()
+        else:
+            terminations, truncations = dict.fromkeys(agents, False), dict.fromkeys(agents, False)
+        return observations, rewards, terminations, truncations, infos
+
     def parallel_view(
         self, agents: list[str], observe_waiting: bool = True
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:

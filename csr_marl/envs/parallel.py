@@ -65,25 +65,14 @@ class ContactCenterParallel(CenterEnvBase, ParallelEnv):
         self._require_reset()
         if not self.agents:
             raise RuntimeError("the episode has ended: call reset()")
-        chosen = driver.chosen_actions(actions)
-        driver.act_epoch(chosen)
-        self._history.append(chosen)
-        if self.max_cycles is not None and driver.epochs >= self.max_cycles and not driver.ended:
-            driver.stop()
-        agents = self.agents
-        observations, infos = self._observations_and_infos()
-        rewards = driver.account.last_step_all(agents)
+        step = driver.parallel_step(
+            actions, self.agents, self._running, self.max_cycles, self._observe_waiting, self._history
+        )
         if driver.ended:
-            early = driver.ended_early
-            terminations, truncations = dict.fromkeys(agents, early), dict.fromkeys(agents, not early)
             self.agents = []
-        elif len(self._running) == len(agents):  # the agents of reset() (nobody leaves before the end)
-            terminations, truncations = self._running.copy(), self._running.copy()
-        else:
-            terminations, truncations = dict.fromkeys(agents, False), dict.fromkeys(agents, False)
         if self.render_mode == "human":
             self.render()
-        return observations, rewards, terminations, truncations, infos
+        return step
 
     def _observations_and_infos(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Every live agent's observation and info (:meth:`CenterDriver.parallel_view`)."""
