@@ -93,6 +93,8 @@ class CenterDriver:
         self.episode_seed: int | None = None
         self._masks: dict[str, _Mask] = {}  # per agent: its mask and the version it is of
         self._infos: dict[str, _Info] = {}  # per agent: its AEC info and the version it is of
+        # per agent: its role's waiting samples not yet handed out (ObservationEncoder.waiting_pair)
+        self._waiting_rows = {agent: self.encoder.waiting_rows(role) for agent, role in self.role_of.items()}
         self.decisions = dict.fromkeys(self.agents, 0)  # decisions answered this episode, per agent
         self.illegal = dict.fromkeys(self.agents, 0)  # of which illegal (answered by the fallback)
         self._decided_total = self._illegal_total = 0  # their sums, kept as they change
@@ -407,26 +409,35 @@ class CenterDriver:
         due, full, flat, role_of = self.due, self.ended, self.flat, self.role_of
         now = center.env._now
         last_decided, illegal = self.last_decided, self.illegal
-        encoder = self.encoder
+        encoder, waiting_rows = self.encoder, self._waiting_rows
         account = self.account
         team, step_own = account.step_points(), account.step_own
+        team_copy = team.copy  # looked up once: a copy for every agent
         observations: dict[str, Any] = {}
         infos: dict[str, dict[str, Any]] = {}
+        sim_time: object = now  # boxed once, not once per agent
         for agent in agents:
             deciding = agent in due
             if full or deciding:
                 mask = self.mask(agent, True)
                 observations[agent] = self.observation(agent, mask)
             elif observe_waiting:
-                vector, mask = encoder.waiting_pair(role_of[agent])
+                rows = waiting_rows[agent]  # its role's (shared): one lookup for the role and its rows
+                if not rows:
+                    rows.extend(encoder.waiting_block(role_of[agent]))
+                vector, mask = rows.pop()
                 observations[agent] = vector if flat else {"observation": vector, "action_mask": mask}
             else:
                 continue
             alone = step_own and agent in step_own  # earned alone this step (individual, mixed modes)
-            infos[agent] = _info(
-                mask, deciding, now, now - last_decided.get(agent, 0.0),
-                account.last_step_components(agent) if alone else team.copy(), illegal[agent],
-            )
+            infos[agent] = {  # _info's dict, written out: a dozen a step
+                "action_mask": mask,
+                "decision_due": deciding,
+                "sim_time": sim_time,
+                "time_since_last_decision": now - last_decided.get(agent, 0.0),
+                "reward_components": account.last_step_components(agent) if alone else team_copy(),
+                "illegal_actions": illegal[agent],
+            }
         return observations, infos
 
     def info(self, agent: str, mask: np.ndarray, components: np.ndarray) -> dict[str, Any]:

@@ -234,10 +234,16 @@ class ObservationEncoder:
         """
         rows = self._waiting_rows[role]
         if not rows:
-            rows.extend(self._waiting_block(role))
+            rows.extend(self.waiting_block(role))
         return rows.pop()
 
-    def _waiting_block(self, role: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    def waiting_rows(self, role: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The role's waiting pairs made and not yet handed out (the list :meth:`waiting_pair` pops:
+        a caller that pops it itself refills it with :meth:`waiting_block` when empty)."""
+        return self._waiting_rows[role]
+
+    def waiting_block(self, role: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``WAITING_BLOCK_ROWS`` new waiting pairs of the role, rows of two blocks filled at once."""
         vector, mask = self._waiting[role], self._idle_masks[role][1]
         vectors = np.empty((WAITING_BLOCK_ROWS, vector.size), vector.dtype)
         vectors[...] = vector
