@@ -125,7 +125,7 @@ def test_asking_the_customer_gets_a_reply_in_the_story_and_a_repeat_costs() -> N
     assert again.info["events"][0]["kind"] == "customer_reply"
     assert steps["step"] == pytest.approx(before + session.scenario.rewards.step_wasted)
     ticket = session.decision.ticket
-    assert ticket.questions == ["payment", "payment"] and ticket.sentiment < mood
+    assert ticket.questions == ("payment", "payment") and ticket.sentiment < mood
 
 
 def test_a_reply_is_graded_and_paid_as_the_response_component() -> None:

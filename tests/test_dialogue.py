@@ -132,7 +132,7 @@ def test_repeated_topics_are_flagged_and_annoyed(tickets: list[Ticket]) -> None:
     ticket = _ticket(tickets[0], {"order_status": "lost"}, SLOTS)
     first = customer_reply(ticket, "Where is the package?")
     assert not first.repeated
-    ticket.questions.append(first.topic)  # what the core does
+    ticket.questions += (first.topic,)  # what the core does
     again = customer_reply(ticket, "Any news from the carrier about the order?")
     assert again.repeated and again.topic == "order"
     assert again.text == "As I already told you: " + first.text
@@ -157,9 +157,9 @@ def test_none_asks_the_first_hidden_unasked_topic_in_the_documented_order(ticket
     assert customer_reply(ticket, None).topic == "order"
     ticket.revealed["order_status"] = "delayed"  # a tool revealed it: skip
     assert customer_reply(ticket, None).topic == "payment"
-    ticket.questions.append("payment")  # asked already: skip
+    ticket.questions += ("payment",)  # asked already: skip
     assert customer_reply(ticket, None).topic == "device"
-    ticket.questions.append("account")  # the account question covered the device's fact
+    ticket.questions += ("account",)  # the account question covered the device's fact
     reply = customer_reply(ticket, None)
     assert reply.topic == "other" and not reply.informative and not reply.repeated
 

@@ -55,7 +55,7 @@ def at(ticket, done: list[str] | None = None, *, stage: str | None = None, senti
     """A copy of ``ticket`` after ``done`` (default: the whole workflow, at the desk when it needs one)."""
     ticket = copy.copy(ticket)
     requirement = ticket.requirement
-    ticket.done = list(done) if done is not None else [*requirement.steps, *requirement.specialist]
+    ticket.done = tuple(done) if done is not None else (*requirement.steps, *requirement.specialist)
     ticket.revealed = {f: v for f, v in ticket.facts.items() if FACT_REVEALED_BY[f] in ticket.done}
     ticket.stage = stage or ("escalation" if set(requirement.specialist) & set(ticket.done) else "resolver")
     ticket.sentiment = sentiment
@@ -290,7 +290,7 @@ def hold_case(drawn):
 
 def test_a_refund_promised_but_not_made_loses_the_promise_part(drawn) -> None:
     ticket, honest = hold_case(drawn)
-    assert ticket.done == ["check_payment"] and ticket.resolvable()
+    assert ticket.done == ("check_payment",) and ticket.resolvable()
     assert grade_reply(ticket, honest).score == MAX_SCORE
     s = ticket.slot_values
     for claim in ("I have refunded the {a} to your card.", "We will refund the {a} today.",

@@ -219,13 +219,13 @@ def test_when_no_known_case_fits_the_findings_the_heuristic_follows_the_playbook
     ticket = next(t for t in iter(lambda: center.factory.new(0.0), None) if t.template.id == "billing.double_charge")
     policy = make_policy("heuristic", scn, None)
     assert "over_refund_limit" not in {c.facts.get("payment_status") for c in ticket.template.cases}
-    ticket.revealed, ticket.done = {"payment_status": "over_refund_limit"}, ["check_payment"]
+    ticket.revealed, ticket.done = {"payment_status": "over_refund_limit"}, ("check_payment",)
     resolver, desk = (  # a decision as the core asks it (the compiled core checks it is one)
         Decision(center.staff_by_role[role][0], Phase.WORK, 0.0, [], ticket) for role in ("resolver", "escalation")
     )
     assert policy.next_tool(resolver) == "initiate_refund"
-    ticket.done.append("initiate_refund")
+    ticket.done += ("initiate_refund",)
     assert policy.next_tool(resolver) == "escalate_issue"
     assert policy.next_tool(desk) == "approve_refund"
-    ticket.done.append("approve_refund")
+    ticket.done += ("approve_refund",)
     assert policy.next_tool(desk) == "respond_user"

@@ -362,7 +362,7 @@ class ObservationEncoder:
         features.dynamic = self._no_dynamic
         return features
 
-    def _facts_and_steps(self, features: TicketFeatures, revealed: dict[str, str], done: list[str]) -> None:
+    def _facts_and_steps(self, features: TicketFeatures, revealed: dict[str, str], done: tuple[str, ...]) -> None:
         """Pack the revealed (fact, value) one-hots, then the work tools done."""
         facts = self.layout.fact_index
         values = bytearray(self._no_dynamic)

@@ -624,7 +624,7 @@ class ContactCenter:
         if not needed:
             self.customers.wasted_step(ticket)
         if tool not in ticket.done and not verdict.startswith("wrong"):  # a wrong refund leaves it owed
-            ticket.done.append(tool)
+            ticket.done = (*ticket.done, tool)
         fact = _FACT_OF.get(tool)
         if fact is not None and fact in ticket.facts:
             ticket.revealed[fact] = ticket.facts[fact]

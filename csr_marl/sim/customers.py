@@ -91,8 +91,8 @@ class CustomerModel:
         """The customer's reply to ``question`` (None: the vector agents' question), and whether it
         was asked before; the topic joins ``ticket.questions`` and the exchange ``ticket.dialogue``."""
         reply = customer_reply(ticket, question)
-        ticket.questions.append(reply.topic)
-        ticket.dialogue.append((question or f"(asked about {reply.topic})", reply.text))
+        ticket.questions = (*ticket.questions, reply.topic)
+        ticket.dialogue = (*ticket.dialogue, (question or f"(asked about {reply.topic})", reply.text))
         if reply.repeated and self.sentiment is not None:
             _move(ticket, -self.sentiment.repeated_question)
         return reply.text, reply.repeated

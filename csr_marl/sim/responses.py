@@ -503,10 +503,10 @@ def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade
     return ReplyGrade(score=score, parts=parts, notes=tuple(notes), factor=factor)
 
 
-def _false_findings(affirmed: str, revealed: dict[str, str], done: list[str]) -> list[str]:
+def _false_findings(affirmed: str, revealed: dict[str, str], done: tuple[str, ...]) -> list[str]:
     """Finding values a reply states (in affirmed clauses) that the lookups did not reveal: a stem
     counts only when no revealed value or action taken shares it."""
-    return [value for value, pattern, anchors in _false_finding_patterns(tuple(revealed.values()), tuple(done))
+    return [value for value, pattern, anchors in _false_finding_patterns(tuple(revealed.values()), done)
             if (anchors is None or any(anchor in affirmed for anchor in anchors)) and pattern.search(affirmed)]
 
 

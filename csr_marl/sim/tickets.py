@@ -54,7 +54,7 @@ class Ticket:
     assigned_category: str
     assigned_priority: str
     revealed: dict[str, str]
-    done: list[str]
+    done: tuple[str, ...]
     actions: int
     stage: str
     escalated: bool
@@ -81,8 +81,8 @@ class Ticket:
     customer: str
     slot_values: dict[str, str]
     sentiment: float
-    questions: list[str]
-    dialogue: list[tuple[str, str]]
+    questions: tuple[str, ...]
+    dialogue: tuple[tuple[str, str], ...]
     said: str | None
     grade: Any
     offered: Refund | None
@@ -91,7 +91,9 @@ class Ticket:
 
     def __init__(self) -> None:
         self.revealed: dict[str, str] = {}
-        self.done: list[str] = []
+        # Tuples, which a waiting ticket shares (the empty one) and the collector stops tracking: a
+        # queue of thousands of tickets would otherwise hold three lists each for it to walk.
+        self.done: tuple[str, ...] = ()
         self.actions = 0
         self.stage = "triage"
         self.escalated = False
@@ -104,8 +106,8 @@ class Ticket:
         self.queue_marks = 0  # queues entered and taken from (KPIs count each contact's first visit)
         self.transfers = 0  # hand-overs between resolvers and the desk (escalate / return)
         self.sentiment = 0.0  # the customer's mood in [-1, 1] (customers.sentiment)
-        self.questions: list[str] = []  # topics the customer was asked about (ask_customer)
-        self.dialogue: list[tuple[str, str]] = []  # (question, the customer's reply)
+        self.questions: tuple[str, ...] = ()  # topics the customer was asked about (ask_customer)
+        self.dialogue: tuple[tuple[str, str], ...] = ()  # (question, the customer's reply)
         self.said: str | None = None  # what the staff member wrote with the tool in progress
         self.offered: Refund | None = None  # the refund in progress (None: the amount owed)
         self.grade: Any = None  # the grade of the reply that closed this contact

@@ -113,7 +113,7 @@ class ChatJudge:
     ) -> JudgeGrade:
         """Grade ``message`` sent on a ticket; ``ticket`` (the core's, when there is one) goes to the fallback."""
         revealed = dict(revealed or {})
-        subject = ticket if ticket is not None else SimpleNamespace(text=ticket_text, revealed=revealed, done=list(steps))
+        subject = ticket if ticket is not None else SimpleNamespace(text=ticket_text, revealed=revealed, done=tuple(steps))
         judged = self._judged(ticket_text, message, revealed, list(steps))
         if isinstance(judged, str):  # the judge could not answer: the fallback grades alone
             self.fallbacks += 1
