@@ -430,14 +430,10 @@ class CenterDriver:
             else:
                 continue
             alone = step_own and agent in step_own  # earned alone this step (individual, mixed modes)
-            infos[agent] = {  # _info's dict, written out: a dozen a step
-                "action_mask": mask,
-                "decision_due": deciding,
-                "sim_time": sim_time,
-                "time_since_last_decision": now - last_decided.get(agent, 0.0),
-                "reward_components": account.last_step_components(agent) if alone else team_copy(),
-                "illegal_actions": illegal[agent],
-            }
+            infos[agent] = _info(
+                mask, deciding, sim_time, now - last_decided.get(agent, 0.0),
+                account.last_step_components(agent) if alone else team_copy(), illegal[agent],
+            )
         return observations, infos
 
     def info(self, agent: str, mask: np.ndarray, components: np.ndarray) -> dict[str, Any]:
@@ -499,9 +495,10 @@ def as_action(agent: str, action: Any) -> int:
 
 
 def _info(
-    mask: np.ndarray, due: bool, now: float, since: float, components: np.ndarray, illegal: int
+    mask: np.ndarray, due: bool, now: object, since: float, components: np.ndarray, illegal: int
 ) -> dict[str, Any]:
-    """An agent's info dict (the env card's Info section)."""
+    """An agent's info dict (the env card's Info section). ``now``: the simulated minute, a float (typed
+    ``object`` so that a caller filling a dozen infos boxes it once)."""
     return {
         "action_mask": mask,
         "decision_due": due,
