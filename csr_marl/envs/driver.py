@@ -91,8 +91,11 @@ class CenterDriver:
         self._first_seed = seed
         self._seeds: np.random.Generator | None = None
         self.episode_seed: int | None = None
-        self._masks: dict[str, _Mask] = {}  # per agent: its mask and the version it is of
-        self._infos: dict[str, _Info] = {}  # per agent: its AEC info and the version it is of
+        # The masks and AEC infos built since the core last moved, by agent. Emptied at every move, so
+        # that what a step replaced is freed while it is still in the CPU's caches, not when its agent
+        # next acts (with 200 agents, some hundred steps later, from memory).
+        self._masks: dict[str, np.ndarray] = {}
+        self._infos: dict[str, dict[str, Any]] = {}
         # per agent: its role's waiting samples not yet handed out (ObservationEncoder.waiting_pair)
         self._waiting_rows = {agent: self.encoder.waiting_rows(role) for agent, role in self.role_of.items()}
         self.decisions = dict.fromkeys(self.agents, 0)  # decisions answered this episode, per agent
@@ -162,15 +165,22 @@ class CenterDriver:
     def _set_due(self, *decisions: Decision | None) -> None:
         self.due = {d.agent: d for d in decisions if d is not None}
         self.decision = next(iter(self.due.values()), None)
+        self._moved()
+
+    def _moved(self) -> None:
+        """The core moved: what agents see must be built again."""
         self.encoder.invalidate()
+        if self._masks:
+            self._masks.clear()
+        if self._infos:
+            self._infos.clear()
         self.version += 1
 
     def _set_decision(self, decision: Decision | None) -> None:
         """:meth:`_set_due` for one decision or none (AEC turns)."""
         self.due = {decision.staff.name: decision} if decision is not None else {}
         self.decision = decision
-        self.encoder.invalidate()
-        self.version += 1
+        self._moved()
 
     def _next_epoch(self) -> None:
         """Run the core to the next parallel step: epoch by epoch until one ends with a decision due
@@ -324,13 +334,10 @@ class CenterDriver:
         decision = self.due.get(agent)
         if decision is None:
             return self.encoder.idle_mask(self.role_of[agent], noop)
-        cached = self._masks.get(agent)
-        if cached is None:
-            cached = self._masks[agent] = _Mask()
-        if cached.version != self.version:  # updated in place: a step makes no entry
-            cached.mask = self.encoder.mask(self.layout.roles_layout[decision.role], decision)
-            cached.version = self.version
-        return cached.mask
+        mask = self._masks.get(agent)
+        if mask is None:
+            mask = self._masks[agent] = self.encoder.mask(self.layout.roles_layout[decision.role], decision)
+        return mask
 
     def observation(self, agent: str, mask: np.ndarray | None) -> dict[str, np.ndarray] | np.ndarray:
         """The agent's observation: the vector, with its mask unless observations are flat (then
@@ -447,13 +454,11 @@ class CenterDriver:
         """The AEC env's ``infos[agent]``: its mask (no no-op), what it earned since its turn by
         component, built once per move of the core (``info == env.infos[agent]`` must hold within a
         step, and a second read returns the same dict)."""
-        cached = self._infos.get(agent)
-        if cached is None:
-            cached = self._infos[agent] = _Info()
-        elif cached.version == self.version:
-            return cached.info
-        info = cached.info = self.info(agent, self.mask(agent, False), self.account.since_turn_components(agent))
-        cached.version = self.version
+        info = self._infos.get(agent)
+        if info is None:
+            info = self._infos[agent] = self.info(
+                agent, self.mask(agent, False), self.account.since_turn_components(agent)
+            )
         return info
 
     def state(self) -> np.ndarray:
@@ -461,23 +466,6 @@ class CenterDriver:
         return self.encoder.state(self.center, self.decision)
 
 
-class _Mask:
-    """An agent's cached action mask, and the driver's version it is of (-1: none yet)."""
-
-    def __init__(self) -> None:
-        self.version = -1
-        self.mask: np.ndarray = _NO_MASK
-
-
-class _Info:
-    """An agent's cached AEC info, and the driver's version it is of (-1: none yet)."""
-
-    def __init__(self) -> None:
-        self.version = -1
-        self.info: dict[str, Any] = {}
-
-
-_NO_MASK: Final = np.zeros(0, np.int8)
 
 
 def as_action(agent: str, action: Any) -> int:
