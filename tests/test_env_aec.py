@@ -164,3 +164,31 @@ def test_info_carries_sim_time_and_the_time_since_the_agents_last_decision():
         assert info["time_since_last_decision"] == pytest.approx(now - last_decision.get(agent, 0.0))
         assert math.fsum(info["reward_components"]) == reward
         last_decision[agent] = now
+
+
+def test_an_info_is_one_dict_within_a_step_and_a_new_one_after_it():
+    # Wrappers read env.infos[agent] more than once a step and may write into it: within a step every
+    # read returns the same dict (last() too); after a step
+    # the info is built anew, so a write never reaches a later step. The driver keeps only what was
+    # built since the core last moved: what a step replaced is freed then, not when its agent next acts.
+    env = csr_marl.raw_env("standard_day", overrides=SHORT)
+    env.reset(seed=3)
+    policy = masked_random(3)
+    driver = env.unwrapped._driver
+    for _ in range(60):
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            break
+        info = env.infos[agent]
+        assert env.infos[agent] is info and env.last()[4] is info
+        everyone = [env.infos[other] for other in env.agents]  # as a wrapper reading every agent's
+        assert everyone[env.agents.index(agent)] is info
+        action = policy(info["action_mask"])
+        info["written"] = True
+        env.step(action)
+        after = env.infos[agent]
+        assert after is not info and "written" not in after
+        assert list(driver._infos) == [agent]  # not the dozen read before the step
+    else:
+        return
+    pytest.fail("the episode ended within 60 decisions")
