@@ -466,8 +466,6 @@ class CenterDriver:
         return self.encoder.state(self.center, self.decision)
 
 
-
-
 def as_action(agent: str, action: Any) -> int:
     """An action as an int: Python and numpy integers (a one-element integer array too); else a
     ValueError naming the agent and the value. Nothing is truncated: 5.7 or "5" is refused."""
