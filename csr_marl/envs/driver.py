@@ -96,7 +96,7 @@ class CenterDriver:
         # next acts (with 200 agents, some hundred steps later, from memory).
         self._masks: dict[str, np.ndarray] = {}
         self._infos: dict[str, dict[str, Any]] = {}
-        # per agent: its role's waiting samples not yet handed out (ObservationEncoder.waiting_pair)
+        # per agent: its role's waiting samples not yet handed out (ObservationEncoder.waiting_rows)
         self._waiting_rows = {agent: self.encoder.waiting_rows(role) for agent, role in self.role_of.items()}
         self.decisions = dict.fromkeys(self.agents, 0)  # decisions answered this episode, per agent
         self.illegal = dict.fromkeys(self.agents, 0)  # of which illegal (answered by the fallback)

@@ -37,7 +37,7 @@ AGE_SCALE_MINUTES: Final = 15.0  # a ticket's age maps to age / (age + 15): 0.5 
 QUEUE_SCALE: Final = 10.0  # a queue length maps to n / (n + 10)
 FLOW_SCALE: Final = 100.0  # the state's flow counts map to n / (n + 100)
 
-# Waiting samples are handed out as rows of blocks of this many, made at once (see waiting_pair).
+# Waiting samples are handed out as rows of blocks of this many, made at once (see waiting_block).
 WAITING_BLOCK_ROWS: Final = 32
 _CATEGORY: Final = {c: i for i, c in enumerate(CATEGORIES)}
 _PRIORITY: Final = {p: i for i, p in enumerate(PRIORITIES)}
@@ -223,8 +223,14 @@ class ObservationEncoder:
         is not worth computing; the env card says why (a no-op sample, to be dropped)."""
         return self._waiting[role].copy()
 
-    def waiting_pair(self, role: str) -> tuple[np.ndarray, np.ndarray]:
-        """(:meth:`waiting_observation`, the no-op mask) of a role: fresh, writable arrays.
+    def waiting_rows(self, role: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The role's waiting pairs (:meth:`waiting_observation`, the no-op mask) made and not yet
+        handed out: a caller pops one per waiting agent and refills the list with
+        :meth:`waiting_block` when it is empty (the parallel view, ``CenterDriver.parallel_view``)."""
+        return self._waiting_rows[role]
+
+    def waiting_block(self, role: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``WAITING_BLOCK_ROWS`` new waiting pairs of the role: fresh, writable arrays.
 
         A parallel step hands one to every agent with nothing to decide, a dozen a step in
         ``standard_day``, so they are made ``WAITING_BLOCK_ROWS`` at a time: each array is a row of a
@@ -233,18 +239,6 @@ class ObservationEncoder:
         row keeps its block alive: at most ``WAITING_BLOCK_ROWS`` rows' worth (a few kilobytes) for one
         sample kept.
         """
-        rows = self._waiting_rows[role]
-        if not rows:
-            rows.extend(self.waiting_block(role))
-        return rows.pop()
-
-    def waiting_rows(self, role: str) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The role's waiting pairs made and not yet handed out (the list :meth:`waiting_pair` pops:
-        a caller that pops it itself refills it with :meth:`waiting_block` when empty)."""
-        return self._waiting_rows[role]
-
-    def waiting_block(self, role: str) -> list[tuple[np.ndarray, np.ndarray]]:
-        """``WAITING_BLOCK_ROWS`` new waiting pairs of the role, rows of two blocks filled at once."""
         vector, mask = self._waiting[role], self._idle_masks[role][1]
         vectors = np.empty((WAITING_BLOCK_ROWS, vector.size), vector.dtype)
         vectors[...] = vector
