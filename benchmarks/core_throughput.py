@@ -26,8 +26,8 @@ keeps content caches (knowledge-base matches by text, reply grades): replaying t
 after round, as this script did until 2026-11-27, read today's code 1.09-1.11x 4da2260 where new
 seeds read it about level with that commit (its noisy texts are new to the caches every time).
 
-Targets (issues 2 and 12): simulate on `mmc` >= 1.0x ciw and >= 0.5x bare SimPy; `standard_day` >= 1.5x
-the ratio to bare SimPy of the code before issue 12's speed work (commit 4da2260); a 1,000,000-ticket
+Targets: simulate on `mmc` >= 1.0x ciw and >= 0.5x bare SimPy; `standard_day` >= 1.5x
+the ratio to bare SimPy of the code before the core's speed work (commit 4da2260); a 1,000,000-ticket
 run peaks within 1.2x the RSS of a 100,000-ticket run. Each line says whether its target is met.
 
 The standard_day target is a speed-up, and ratios move with the CPU: the same commit read 0.063x on
@@ -68,8 +68,8 @@ _T = TypeVar("_T")
 
 # --- the model: M/M/4, lambda = 2 / min, mean service 1.6 min (the `mmc` preset) ------------------
 RATE, MEAN_SERVICE, SERVERS = 2.0, 1.6, 4
-# standard_day's target (issue 12) is a speed-up: at least 1.5x the ratio to bare SimPy that this same
-# script measures for the code before issue 12's speed work, commit 4da2260. Ratios move with the CPU,
+# standard_day's target is a speed-up: at least 1.5x the ratio to bare SimPy that this same
+# script measures for the code before the core's speed work, commit 4da2260. Ratios move with the CPU,
 # so the full run and the guard measure that commit on the machine they run on (`BeforeCode`, from
 # the repository's history). STANDARD_DAY_BEFORE is what it read on the machine it was first measured
 # on (benchmarks/results/core_profile.md: 8,393 / 133,856 tickets/s), the floor's stand-in only where

@@ -15,11 +15,11 @@ core's caches work by content (reply grades, knowledge-base matches, hashed text
 seeds that were played before read up to twice the rate (before 2026-11-26 the rounds replayed
 seeds 0, 1, ...).
 
-Targets (issue 12): AEC `raw_env` agent-steps/s >= 0.35x the bare-SimPy customers/s, `env()` (with
+Targets: AEC `raw_env` agent-steps/s >= 0.35x the bare-SimPy customers/s, `env()` (with
 PettingZoo's checking wrappers) >= 0.25x; the per-step cost at 200 agents with 5,000 tickets waiting
 within 1.2x the per-step cost at 4 agents with 10 waiting. The script prints each as met or missed.
 The core alone (the same policy answering `ContactCenter` directly) is the ceiling for any env.
-Issue 31: the bare `parallel_env()`'s real decisions/s >= 0.5x `raw_env`'s agent-steps/s, with the
+Parallel target: the bare `parallel_env()`'s real decisions/s >= 0.5x `raw_env`'s agent-steps/s, with the
 loop the env card recommends: the policy is asked for the agents whose decision is due
 (`info["decision_due"]`), and the others, whose only legal action is the no-op and whose actions the
 env ignores, are left out of the actions dict. Both loops then ask the policy once per real decision,
@@ -27,7 +27,7 @@ so the ratio compares the two APIs, not the price of a policy call; the env stil
 agent's observation and info at every step. A second line asks the policy for every live agent at
 every step, as PettingZoo's own test loops do (in `standard_day` 13 of the 14 agents wait at a
 typical step): printed, not judged. Until 2026-11-28 the target was judged on that loop (see
-`benchmarks/results/env_throughput.md`, fifteenth session).
+`benchmarks/results/env_throughput.md`).
 
 `--profile` then runs the AEC loop (raw and wrapped) under cProfile and prints, as markdown tables,
 the share of an AEC step's time by layer (the core, the env, PettingZoo's wrappers, the benchmark's

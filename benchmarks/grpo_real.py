@@ -276,7 +276,7 @@ def task_section(run: dict) -> tuple[list[str], str]:
         f"{sum(curve[:k]) / k:.3f}, last {k} steps {sum(curve[-k:]) / k:.3f}; "
         f"steps whose rollouts differed: {sum(v > 0 for v in run['reward_std'])} of {len(curve)}.",
     ]
-    if run.get("completion_tokens"):  # recorded from this round on
+    if run.get("completion_tokens"):  # recorded by the current script
         tokens, clipped = run["completion_tokens"], run["clipped"]
         lines.append(f"Rollout length: {sum(tokens) / len(tokens):.1f} tokens on average (the cap "
                      f"{s['max_completion']}); rollouts cut at the cap: {sum(clipped) / len(clipped):.0%}.")
@@ -460,7 +460,7 @@ def render() -> Path:
         "gained +0.042 paired, from better-graded replies, with intervals that overlap: the budget bought 10 "
         "steps. A second try there, with signature lines for the tools, a shorter warm start and two customers a "
         "step, bought 16 steps and made the replies worse (0.361 to 0.277): neither run learned when a refund is "
-        "owed. Full fine-tuning, no LoRA. The other five tasks were not run. **Found this round:** TRL counts "
+        "owed. Full fine-tuning, no LoRA. The other five tasks were not run. **Found along the way:** TRL counts "
         "tool results inside `--max-completion` and ends a rollout, silently, where a result would pass it. "
         "Each result repeated the whole decision (some "
         "200-290 tokens on a resolver task), so at the earlier cap of 256 every resolver rollout, on the CPU and "
@@ -483,7 +483,7 @@ def render() -> Path:
 
 
 def _demos(warm: dict) -> str:
-    """The warm start's examples: the careful agent's calls, and (from this round on) the closing replies."""
+    """The warm start's examples: the careful agent's calls, and (in current runs) the closing replies."""
     closings = warm.get("closings", 0)
     calls = f"{warm['examples'] - closings} calls"
     return calls + (f" and {closings} closing replies ('Done.' once the episode is over)" if closings else "")

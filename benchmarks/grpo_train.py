@@ -1,4 +1,4 @@
-"""GRPO on the contact center with TRL (issue 21): one file, top to bottom, CleanRL style.
+"""GRPO on the contact center with TRL: one file, top to bottom, CleanRL style.
 
 Trains a chat model with TRL's ``GRPOTrainer`` through csr_marl's ``environment_factory`` on one-ticket
 tasks, in process or against a running ``csr-marl serve`` (``--server``), and logs the mean episode

@@ -1,4 +1,4 @@
-"""Learning that generalises (issue 13): Tianshou's PPO trains on the ticket bank's train split and is
+"""Learning that generalises: Tianshou's PPO trains on the ticket bank's train split and is
 scored on train and held-out tickets beside the non-RL baselines (random, heuristic, declared_labels,
 text_classifier).
 
@@ -121,7 +121,7 @@ METHOD = """\
 - Tickets: every run trains on `tickets.split: train` (its learning curve is measured there too);
   the tables score the final checkpoints on both splits. The held-out split's templates and wordings
   never reach training.
-- Text: tasks trained this round hash the ticket's words *and their character 2-5-grams* into 1024
+- Text: tasks trained with the current settings hash the ticket's words *and their character 2-5-grams* into 1024
   features (`observation.text_features: 1024`, `observation.text_chars: [2, 5]`; sublinear counts):
   an unseen wording shares most of its grams with the words it resembles. Runs of earlier rounds
   (each task's Training line says which) hashed words alone into 256 features (the default is 32 words). With 32, 400k steps of classify (seed 0) gave a triage with 99.3% category accuracy on
@@ -129,9 +129,9 @@ METHOD = """\
   wordings, and an unseen word lands on a bucket that already means something. At 120k steps, 32 features
   gave 98.0% / 45.5% (train / held-out accuracy) and 256 gave 100% / 69.7%; a linear probe on the
   observation reaches 67.7% held-out with 32 and 80.3% with 256, and 75.1% from the customer's declared
-  labels alone (no text). (Measured before the noisy ticket text of issue 13.) Held-out accuracy falls
+  labels alone (no text). (Measured before the ticket text was made noisy.) Held-out accuracy falls
   as training goes on (71.6% after 8k steps with 32 features), so classify trains for 120k steps.
-- Warm start (`warm_start`, every task this round): before PPO, each actor is fitted by behaviour
+- Warm start (`warm_start`, every task in the current settings): before PPO, each actor is fitted by behaviour
   cloning to the tuned `text_classifier` team's decisions on `warm_start_episodes` train-split episodes
   (seeds 200000 on, never a training, curve or scoring seed); PPO goes on from there with a small,
   decaying learning rate (3e-4 to 0). The teacher is the strongest rung itself, fitted on train tickets
@@ -243,7 +243,7 @@ def day_history(day: dict) -> list[str]:
         "held-out triage accuracy 0.545-0.730.",
         "- *Where its lead over `text_classifier` came from: overflow routing.* Its five triages sent 38-44% of "
         "held-out tickets to the escalation desk, where 6% need a specialist; `text_classifier` sends 0.6% and "
-        "classify's triage 1-2% (`python benchmarks/triage_routing.py`, `benchmarks/results/triage_routing.md`). "
+        "classify's triage 1-2% (`python benchmarks/studies/triage_routing.py`, `benchmarks/results/triage_routing.md`). "
         "With classify's triage in its place a team (seeds 0-2) scored 575.4-598.0, though that triage reads the "
         "category better (0.757-0.793 against 0.582-0.729). The same lever as a rule in the classifier's triage, "
         f"`{OVERFLOW}` (tuned on train tickets; it sends 42.5% to the desk), scores "
@@ -272,8 +272,8 @@ def day_history(day: dict) -> list[str]:
 WHY_MISSED: dict[str, str] = {
     "classify": (
         "Why: the observation supports less than the classifier reads (the last section: a supervised learner with "
-        "the true labels on the same observation stops at about the warm start's accuracy). What was tried this "
-        "round: character 2-5-grams beside the words, 1024 features, and a behaviour-cloning warm start from the "
+        "the true labels on the same observation stops at about the warm start's accuracy). What was tried: "
+        "character 2-5-grams beside the words, 1024 features, and a behaviour-cloning warm start from the "
         "tuned classifier before PPO. Next: a wider text block with IDF-like weights fitted on train templates, a "
         "new observation version."
     ),

@@ -135,7 +135,7 @@ def measure(args: argparse.Namespace) -> list[tuple[str, list[float], list[float
     days, bare = bare_episodes(args.scenario, args.seed, args.steps)
     process, url = start_server(args.scenario)
     try:
-        warmup = [(days[0][0], days[0][1][:100], days[0][2][:100])]  # not timed: imports, first session
+        warmup = [(days[0][0], days[0][1][:100], days[0][2][:100])]  # not timed: imports, the first server session
         asyncio.run(served_async(url, args.scenario, warmup))
         served = asyncio.run(served_async(url, args.scenario, days))
         served_blocking = served_sync(url, args.scenario, days)

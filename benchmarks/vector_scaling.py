@@ -15,7 +15,7 @@ would.
 
 Random legal actions (SuperSuit's path samples unmasked, as SB3's PPO does). Settings are measured in
 turn over several rounds, each keeping its best (other processes only slow a round down); the ratio is
-two workers over one. Target (issue 12): >= 1.7x on a 2-core machine. The machine's own ceiling is
+two workers over one. Target: >= 1.7x on a 2-core machine. The machine's own ceiling is
 measured in the same rounds: the same pure-Python loop run twice in one process, then once in each of
 two processes (on a host whose other tenants take a core, this ceiling is near 1x and no vectoriser
 can do better).

@@ -1,5 +1,5 @@
 """How much of each agent's return reaches its Tianshou learner: shared by the consumer test and
-``benchmarks/tianshou_credit.py``."""
+``benchmarks/studies/tianshou_credit.py``."""
 
 from __future__ import annotations
 

@@ -304,14 +304,14 @@ A built-in policy answers the core's pending decision; with the same seed it giv
   samples forced no-ops on `standard_day`); `info["decision_due"]`; `max_cycles` and cyclic AEC turns;
   registered with PettingZoo's and Gymnasium's registries; Gymnasium single-agent tasks;
   `csr_marl.train.TianshouEnv`.
-* v2: customers who talk and feel (issue #11): `ask_customer` is the last tool of resolvers and the
+* v2: customers who talk and feel: `ask_customer` is the last tool of resolvers and the
   desk (resolver K + 10, desk K + 9 actions; the uniform space stays `Discrete(33)`); the ticket block
   gains `customer_sentiment` and `questions_asked` (uniform observation 181, was 179); the reward
   component `response` grades every reply; customers' sentiment feeds patience and reopening
   (`customers.sentiment`, off in the validation presets). Gymnasium tasks are `-v1` for the same spaces.
   Later in v2 (same spaces, observations, rewards and infos, to the bit): `env()` makes PettingZoo's
   order and bounds checks in one layer (`CheckedAEC`) instead of two wrappers.
-* v3 (Gymnasium tasks `-v2`): RL results that mean what they say (issue #19). The parallel API is
+* v3 (Gymnasium tasks `-v2`): RL results that mean what they say. The parallel API is
   event-driven by default, the AEC env's contact center (v2: 1-minute decision epochs; those are
   `decision_interval_minutes=1.0`); intervals below 1e-6 minutes are refused. An illegal action is
   replaced by a uniformly random legal action from the new `illegal_fallback` stream (v2: the
@@ -319,7 +319,7 @@ A built-in policy answers the core's pending decision; with the same seed it giv
   in `info["illegal_actions"]` and the KPIs `illegal_actions` / `illegal_action_share`, and a high
   share warns once. Spaces and observations are v2's. The v2 ids (and the tasks' `-v1`) are no longer
   registered: Gymnasium names the new version when an old one is asked for.
-* v4 (Gymnasium tasks `-v3`): rewards only the work earns (issue #26). A wrong triage category or
+* v4 (Gymnasium tasks `-v3`): rewards only the work earns. A wrong triage category or
   route costs `right x p / (1 - p)`, `p` the share of tickets the chosen label is right for, so a
   label chosen without reading earns nothing on average (`rewards.labels_against_chance`; v3: a wrong
   category earned 0 and a wrong route `routing_wrong`); a refund the case does not owe costs

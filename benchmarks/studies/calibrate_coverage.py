@@ -18,8 +18,8 @@ simulation seeds. Over every KPI the generator defines, it counts (a) the calibr
 generator's CI and (b) the generator's mean inside the calibrated CI; a KPI the calibrated scenario
 leaves undefined counts as outside. Nothing is written:
 
-    python benchmarks/calibrate_coverage.py                       # both, 40 replications, generator 200
-    python benchmarks/calibrate_coverage.py --study roundtrip --days 3 --replications 20
+    python benchmarks/studies/calibrate_coverage.py                       # both, 40 replications, generator 200
+    python benchmarks/studies/calibrate_coverage.py --study roundtrip --days 3 --replications 20
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from contact_log_example import TRUTH  # noqa: E402
 
@@ -46,7 +46,7 @@ from csr_marl.whatif.records import metric_names  # noqa: E402
 from csr_marl.whatif.replications import Replication, run_replications  # noqa: E402
 from csr_marl.whatif.summary import Estimate, estimates  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GENERATOR_SEED = 1_000  # the logs' days are seeds 0, 1, ... of csr_marl.simulate; these runs are others
 ROUNDTRIP = {  # tests/test_calibrate.py's truth
     "horizon_minutes": 360, "warmup_minutes": 0, "arrivals": {"profile": [[0, 90], [120, 150], [240, 60]]},

@@ -7,8 +7,8 @@ paired column plays each seed a third time with the legal actions the replacemen
 seed's ``illegal_fallback`` stream): the same game, so the always-illegal policy's deficit per episode
 is exactly its penalties.
 
-    python benchmarks/illegal_actions.py --episodes 5            # prints the table
-    python benchmarks/illegal_actions.py --episodes 20 --write   # also writes results/illegal_actions.md
+    python benchmarks/studies/illegal_actions.py --episodes 5            # prints the table
+    python benchmarks/studies/illegal_actions.py --episodes 20 --write   # also writes results/illegal_actions.md
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from csr_marl.envs.driver import IllegalActionWarning
 from csr_marl.sim.random import RandomStreams
 from csr_marl.whatif.store import atomic_write
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 POLICIES = ("illegal", "legal", "mirrored")
@@ -102,7 +102,7 @@ def main() -> None:
     if args.write:
         atomic_write(
             RESULTS / "illegal_actions.md",
-            "# Illegal actions never pay\n\nProduced by `python benchmarks/illegal_actions.py --episodes "
+            "# Illegal actions never pay\n\nProduced by `python benchmarks/studies/illegal_actions.py --episodes "
             f"{args.episodes} --write`. An illegal action costs `rewards.illegal_action` (-0.1) and is "
             "replaced by a uniformly random legal action.\n\n" + text + "\n\n" + footer + "\n",
         )

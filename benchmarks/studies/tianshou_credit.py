@@ -5,7 +5,7 @@ multi-agent dispatcher credits it (its column, on its own transitions) over its 
 AEC environment replaying the same actions (every ``last()`` reward). Prints one row per wrapper and
 mode: the share summed over agents and the lowest agent's share.
 
-    python benchmarks/tianshou_credit.py [--scenario standard_day] [--seed 0]
+    python benchmarks/studies/tianshou_credit.py [--scenario standard_day] [--seed 0]
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tianshou.env import PettingZooEnv
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 
 from credit_helpers import credited_to_learners, random_episode, replayed_returns  # noqa: E402
 

@@ -8,8 +8,8 @@ observation (the one PPO learns from: `uniform_spaces`, 256 hashed text features
 hidden layers of 256) is fitted to those actions (masked cross-entropy, Adam), then scored greedily as the
 baselines are: 20 episodes per split, episode e with `SeedSequence(0, spawn_key=(e,))`.
 
-    python benchmarks/bc_classify.py                    # prints the rows
-    python benchmarks/bc_classify.py --write            # also writes results/bc_classify.{md,json}
+    python benchmarks/studies/bc_classify.py                    # prints the rows
+    python benchmarks/studies/bc_classify.py --write            # also writes results/bc_classify.{md,json}
 
 Needs the `train` and `baselines` extras.
 """
@@ -31,7 +31,7 @@ from csr_marl.simulation import simulate
 from csr_marl.train.checkpoint import observation_layout
 from csr_marl.whatif.store import atomic_write, write_json
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 OVERRIDES = {"observation.text_features": 256}
 SPLITS = {"train": "train", "held-out": "test"}
 COLUMNS = ("team_return", "triage_accuracy", "triage_priority_accuracy")
@@ -147,7 +147,7 @@ def main() -> None:
     if args.write:
         atomic_write(
             RESULTS / "bc_classify.md",
-            "# Behaviour cloning of text_classifier on tasks/classify\n\nProduced by `python benchmarks/bc_classify.py "
+            "# Behaviour cloning of text_classifier on tasks/classify\n\nProduced by `python benchmarks/studies/bc_classify.py "
             f"--episodes {args.episodes} --epochs {args.epochs} --write`. 20 scoring episodes per split, episode e with "
             "`SeedSequence(0, spawn_key=(e,))`; mean [95 % CI over episodes].\n\n" + text + "\n",
         )

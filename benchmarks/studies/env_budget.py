@@ -14,8 +14,8 @@ The variants are what-ifs, not options of the environment: the grade and the noi
 the scenario's rewards and observations. The figures tell how much of a step each costs, and what is
 left of the budget for the environment itself once the core has decided:
 
-    python benchmarks/env_budget.py                 # 8,000 agent-steps per variant and round
-    python benchmarks/env_budget.py --steps 20000
+    python benchmarks/studies/env_budget.py                 # 8,000 agent-steps per variant and round
+    python benchmarks/studies/env_budget.py --steps 20000
 
 Every variant and round plays seeds of its own (the core's caches work by content), and each keeps its
 best of `--rounds` rounds.
@@ -26,12 +26,16 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
-from core_throughput import bare_simpy, core_build
-from env_throughput import FRESH, aec_run, core_run
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the throughput benchmarks it builds on
+
+from core_throughput import bare_simpy, core_build  # noqa: E402
+from env_throughput import FRESH, aec_run, core_run  # noqa: E402
 
 import csr_marl
 from csr_marl.sim import customers, responses

@@ -8,7 +8,7 @@ accepts pettingzoo 1.26.1)::
     pip install torch==2.13.0
     pip install -c agile-constraints.txt agilerl==2.58.0 peft==0.21.0   # IPPO's imports need peft
     pip install -c agile-constraints.txt -e .
-    python benchmarks/agilerl_ippo.py [--write] [--install-time "145 s"]
+    python benchmarks/studies/agilerl_ippo.py [--write] [--install-time "145 s"]
 
 AgileRL's multi-agent on-policy recipe: ``AsyncPettingZooVecEnv`` (auto-resetting sub-processes),
 ``IPPO(observation_spaces, action_spaces, agent_ids)`` sharing networks per ``<group>_<idx>`` prefix,
@@ -37,7 +37,7 @@ import csr_marl
 from csr_marl.envs import REWARD_COMPONENTS
 
 ILLEGAL = REWARD_COMPONENTS.index("illegal_action")
-RESULTS = Path(__file__).parent / "results" / "agilerl.md"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "agilerl.md"
 
 
 class MaskedIPPO(IPPO):
@@ -196,7 +196,7 @@ def main() -> None:
 
 REPORT = """# AgileRL IPPO on csr_marl's parallel env
 
-`python benchmarks/agilerl_ippo.py --write`: `{a.scenario}`, `horizon_minutes={a.horizon:g}`, {n_agents} agents in
+`python benchmarks/studies/agilerl_ippo.py --write`: `{a.scenario}`, `horizon_minutes={a.horizon:g}`, {n_agents} agents in
 AgileRL's `<group>_<idx>` groups (triage, resolver, escalation: one shared actor/critic each), seed {a.seed}, CPU
 ({cores} cores, shared by this process and the vector env's {a.num_envs} workers).
 

@@ -12,8 +12,8 @@ Each row gives the mean of the headline KPIs and whether it lies inside the AEC 
 mean number of real decisions per parallel step and the share of agent samples that are forced
 no-ops (agents with nothing to decide, which PettingZoo's parallel API still asks for an action).
 
-    python benchmarks/parallel_epochs.py --seeds 3            # prints the tables
-    python benchmarks/parallel_epochs.py --seeds 20 --write   # also writes results/parallel_epochs.{md,json}
+    python benchmarks/studies/parallel_epochs.py --seeds 3            # prints the tables
+    python benchmarks/studies/parallel_epochs.py --seeds 20 --write   # also writes results/parallel_epochs.{md,json}
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ KPIS = (
     "resolution_rate", "sla_attainment",
 )
 LABELS = ("return", "FR SL", "SL", "abandon", "resolved", "SLA")
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def aec_episode(scenario: str, policy: str, seed: int) -> dict[str, float]:
@@ -153,7 +153,7 @@ def main() -> None:
     if args.write:
         header = (
             "# The parallel API against the AEC env\n\n"
-            "Produced by `python benchmarks/parallel_epochs.py --seeds "
+            "Produced by `python benchmarks/studies/parallel_epochs.py --seeds "
             f"{args.seeds} --write`. KPIs: team return, first-response service level, service level "
             "(headline queue), abandonment rate, resolution rate, SLA attainment. \"decisions / step\": "
             "real decisions per parallel step; \"forced no-ops\": agent samples with nothing to decide "
