@@ -31,7 +31,7 @@ the ratio to bare SimPy of the code before the core's speed work (commit 4da2260
 run peaks within 1.2x the RSS of a 100,000-ticket run. Each line says whether its target is met.
 
 The standard_day target is a speed-up, and ratios move with the CPU: the same commit read 0.063x on
-the machine where that target was set (benchmarks/results/core_profile.md) and 0.091-0.099x on the
+the machine where that target was set and 0.090-0.099x on the
 2-vCPU AMD EPYC of results/core_throughput.md. Both modes therefore run standard_day at 4da2260 beside
 this code, in a child process that imports that commit's tree (`git archive` from this checkout's
 history; `--before COMMIT` names another, `--before ''` skips it), interleaved with the rounds. Where
@@ -72,7 +72,7 @@ RATE, MEAN_SERVICE, SERVERS = 2.0, 1.6, 4
 # script measures for the code before the core's speed work, commit 4da2260. Ratios move with the CPU,
 # so the full run and the guard measure that commit on the machine they run on (`BeforeCode`, from
 # the repository's history). STANDARD_DAY_BEFORE is what it read on the machine it was first measured
-# on (benchmarks/results/core_profile.md: 8,393 / 133,856 tickets/s), the floor's stand-in only where
+# on (8,393 / 133,856 tickets/s), the floor's stand-in only where
 # the history is missing; on the 2-vCPU AMD EPYC of results/core_throughput.md the same commit reads
 # 0.091-0.099x.
 BEFORE_COMMIT = "4da2260"

@@ -1,5 +1,5 @@
 """The speed benchmarks' history is kept by airspeed velocity (asv): ``asv.conf.json`` at the root and the
-suite in ``benchmarks/asv/``. These tests hold that the suite is found, that it tracks the ratios the
+suite in ``benchmarks/asv_suite/``. These tests hold that the suite is found, that it tracks the ratios the
 benchmark pages judge, and that each of them runs (at a tiny size: a timing is no test's business)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITE = ROOT / "benchmarks" / "asv"
+SUITE = ROOT / "benchmarks" / "asv_suite"
 PREFIXES = ("time_", "track_", "peakmem_", "mem_", "timeraw_")
 #: What the pages cite: the ratios the core and environment targets judge, and the build that ran.
 TRACKED = {
@@ -35,8 +35,8 @@ def asv_config() -> dict:
 
 
 def suite_module(name: str) -> ModuleType:
-    """A module of the suite, imported under a package name of its own (asv imports it as ``asv``,
-    which in this process would be asv itself)."""
+    """A module of the suite, imported under a package name of its own, so that the test imports it
+    from its file whatever is on ``sys.path``."""
     package = "csr_marl_asv_suite"
     if package not in sys.modules:
         spec = importlib.util.spec_from_file_location(package, SUITE / "__init__.py", submodule_search_locations=[str(SUITE)])

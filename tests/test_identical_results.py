@@ -1,11 +1,11 @@
-"""The speed work of issue 31 changes no result: KPIs, flow, reward totals, per-contact logs, interval
+"""The core's speed work changes no result: KPIs, flow, reward totals, per-contact logs, interval
 tables and a hash of the event trace (decisions, observations, rewards) equal the values pinned from
 main before it, seed for seed, for the core, the AEC env and the parallel env. Re-pinned once for
 scoring v2 (refunds checked, collateral damage, triage against chance, the reply rubric): the digests
 of main with scoring v2 before the speed work were computed and equal those after it. Re-pinned
-again for the unbiased pilots (issue 30): only the ``offered_load_*`` KPIs (busy minutes per
+again for the unbiased pilots: only the ``offered_load_*`` KPIs (busy minutes per
 completed call) and the interval tables' clock-time column changed; decisions, traces, flows, rewards
-and logs are the same. Re-pinned for the tuned knowledge base of the fair heuristic (issue 28: every
+and logs are the same. Re-pinned for the tuned knowledge base of the fair heuristic (every
 word counts, plain IDF, chosen on train-template folds): only the three cases played by the heuristic
 or its ``fifo`` variant on the default ticket bank changed; the single-issue validation banks, the
 environments and the random policy are the same.

@@ -1,4 +1,4 @@
-"""Regression tests for KPIs analysts rely on and inputs that must not hang or poison a run (issue 9)."""
+"""Regression tests for KPIs analysts rely on and inputs that must not hang or poison a run."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Digests of whole episodes: KPIs, flow, reward totals, and a hash of the event trace.
 
 Shared by ``tests/test_identical_results.py`` (which compares them with values pinned from the code
-before the speed work of issue 31) and runnable to print the current values::
+before the core's speed work) and runnable to print the current values::
 
     python tests/trace_digests.py
 """
