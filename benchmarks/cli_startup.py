@@ -85,7 +85,7 @@ average {load_before:.2f} before and {os.getloadavg()[0]:.2f} after; {machine()[
 
 `csr-marl --help` and `--version` import typer and the command table only: each command's module, and
 with it numpy, pydantic and SimPy, is imported when that command runs or shows its own help
-(`csr-marl simulate --help` above). Before this, `csr-marl --help` imported every command and the whole
+(`csr-marl simulate --help` above). In 0.1.0, `csr-marl --help` imported every command and the whole
 package (the same machine idle: 0.63 s, about 5x the typer floor; 2.8–4.9 s on a loaded two-core
 machine).
 """)
