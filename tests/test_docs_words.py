@@ -21,10 +21,11 @@ _ORDINAL = (r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tent
 
 #: Each pattern with what it catches; matching is case-insensitive.
 PROCESS_WORDS = {
-    "a numbered work session": re.compile(_ORDINAL + r"[\s_-]+sessions?\b", re.I),
+    "a numbered work session": re.compile(_ORDINAL + r"[\s_-]+sessions?\b|(?<![-\w])session\s+\d+\b", re.I),
     "a work session named relative to another": re.compile(
         r"\b(?:this|last|previous|earlier|prior|later|next)[\s_-]+sessions?\b|\bshared with \w+ other sessions\b", re.I),
-    "an issue number": re.compile(r"\bissues?\s*#\d+|(?<!/ )\bissues?\s+\d+(?!\s*/)", re.I),
+    "an issue or pull-request number": re.compile(
+        r"\bissues?\s*#\d+|(?<!/ )\bissues?\s+\d+(?!\s*/)|\b(?:(?-i:PR)|pull request)\s*#?\d+", re.I),
     "a round of work": re.compile(r"\b(?:this|the previous)\s+round\b(?!'s seeds| of (?:each|every|a|the) run)"
                                   r"|\bround \(issue|\bfound this round\b", re.I),
 }
@@ -56,7 +57,7 @@ def process_words(text: str) -> list[tuple[int, str, str]]:
     hits = []
     for number, line in enumerate(text.splitlines(), 1):
         lowered = line.lower()
-        if "session" not in lowered and "issue" not in lowered and "round" not in lowered:
+        if not any(word in lowered for word in ("session", "issue", "round", "pr", "pull request")):
             continue  # every pattern names one of these words
         for what, pattern in PROCESS_WORDS.items():
             hits.extend((number, what, match.group(0)) for match in pattern.finditer(line))
@@ -67,7 +68,7 @@ def process_words(text: str) -> list[tuple[int, str, str]]:
     "Fifteenth session: every target met", "the fourteenth session's figures", "results/x.md#twelfth-session-text",
     "in this session's runs", "measured last session", "as in the previous session", "shared with three other sessions",
     "This round (issue 31): the core", "issue #11", "issues 2 and 12", "before issue 12's speed work",
-    "the previous round's main", "Found this round: TRL",
+    "the previous round's main", "Found this round: TRL", "measured in session 12", "merged in PR #41",
 ])
 def test_process_phrases_are_caught(phrase: str) -> None:
     assert process_words(phrase), phrase
@@ -79,6 +80,7 @@ def test_process_phrases_are_caught(phrase: str) -> None:
     "C category 30 / priority 30 / issue 30", "the issue category of a ticket", "the first round of each run",
     "the secure stage's last round", "each round's ratios against the references of that round's run",
     "a round's seeds run ahead of the next round's", "plays this round's seeds",
+    "csr-marl serve --max-sessions 64", "a PRNG seed", "the express route",
 ])
 def test_product_words_are_not_caught(phrase: str) -> None:
     assert not process_words(phrase), process_words(phrase)
