@@ -26,8 +26,7 @@ env ignores, are left out of the actions dict. Both loops then ask the policy on
 so the ratio compares the two APIs, not the price of a policy call; the env still builds every live
 agent's observation and info at every step. A second line asks the policy for every live agent at
 every step, as PettingZoo's own test loops do (in `standard_day` 13 of the 14 agents wait at a
-typical step): printed, not judged. Until 2026-11-28 the target was judged on that loop (see
-`benchmarks/results/env_throughput.md`).
+typical step): printed, not judged (`benchmarks/results/env_throughput.md` says why).
 
 `--profile` then runs the AEC loop (raw and wrapped) under cProfile and prints, as markdown tables,
 the share of an AEC step's time by layer (the core, the env, PettingZoo's wrappers, the benchmark's
