@@ -57,7 +57,7 @@ EPISODES = 20  # evaluation episodes per trained team and per baseline, on each 
 SEEDS = (0, 1, 2)
 SPLITS = {"train": "train", "held-out": "test"}  # column -> tickets.split
 # Every task reads the ticket's words and their character 2-5-grams hashed into 1024 features (the default
-# is 32 features of words alone): see METHOD, "Text". Runs of earlier rounds read 256 of words alone.
+# is 32 features of words alone): see METHOD, "Text". Runs with earlier settings read 256 of words alone.
 TEXT = {"observation.text_features": 1024, "observation.text_chars": [2, 5]}
 OLD_TEXT = {"observation.text_features": 256}
 
@@ -123,7 +123,7 @@ METHOD = """\
   never reach training.
 - Text: tasks trained with the current settings hash the ticket's words *and their character 2-5-grams* into 1024
   features (`observation.text_features: 1024`, `observation.text_chars: [2, 5]`; sublinear counts):
-  an unseen wording shares most of its grams with the words it resembles. Runs of earlier rounds
+  an unseen wording shares most of its grams with the words it resembles. Runs with earlier settings
   (each task's Training line says which) hashed words alone into 256 features (the default is 32 words). With 32, 400k steps of classify (seed 0) gave a triage with 99.3% category accuracy on
   train tickets and 49.9% on held-out ones: 32 signed buckets are few enough to memorise the training
   wordings, and an unseen word lands on a bucket that already means something. At 120k steps, 32 features
@@ -786,7 +786,7 @@ def render() -> None:
     """Write learning.md from learning.json as the last run or --rescore left it (no training, no scoring)."""
     recorded = json.loads((RESULTS / "learning.json").read_text())
     summaries = recorded["tasks"]
-    # Each task's rows say when and by what command they were scored (files of earlier rounds: one
+    # Each task's rows say when and by what command they were scored (files of earlier runs: one
     # --rescore of every task, at baselines_rescored_at).
     scored = {task: (s.get("scored_at") or recorded.get("baselines_rescored_at") or recorded["generated_at"],
                      s.get("scored_by", "python benchmarks/learning.py --rescore")) for task, s in summaries.items()}
