@@ -9,6 +9,7 @@ heuristic and its 95% interval, Kendall's tau between the two orders, and the ta
 
     nice python benchmarks/team_suite.py --days 20            # print only
     nice python benchmarks/team_suite.py --days 20 --write    # regenerate the page
+    python benchmarks/team_suite.py --render                  # rewrite the page from team_suite.json
 """
 
 from __future__ import annotations
@@ -80,7 +81,13 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=20)
     parser.add_argument("--settings", nargs="*", default=list(SETTINGS), choices=list(SETTINGS))
     parser.add_argument("--write", action="store_true", help="write benchmarks/results/team_suite.{md,json}")
+    parser.add_argument("--render", action="store_true", help="rewrite the page from team_suite.json (seconds)")
     args = parser.parse_args()
+    if args.render:
+        data = json.loads((RESULTS / "team_suite.json").read_text())
+        runs = [SuiteRun(setting, d["seeds"], d["returns"], d["scores"]) for setting, d in data["settings"].items()]
+        (RESULTS / "team_suite.md").write_text(page(runs, data["seconds"]))
+        return
     start = time.perf_counter()
     runs = []
     for setting in args.settings:
@@ -90,7 +97,9 @@ def main() -> None:
     seconds = time.perf_counter() - start
     if args.write:
         (RESULTS / "team_suite.md").write_text(page(runs, seconds))
-        data = {run.setting: {"seeds": run.seeds, "returns": run.returns, "scores": run.scores} for run in runs}
+        data = {"seconds": seconds, "settings": {
+            run.setting: {"seeds": run.seeds, "returns": run.returns, "scores": run.scores} for run in runs
+        }}
         (RESULTS / "team_suite.json").write_text(json.dumps(data, indent=1))
         print(f"wrote {RESULTS / 'team_suite.md'}")
 

@@ -7,10 +7,14 @@ a reward a learner can win with one of these habits teaches the habit (benchmark
   need not handle;
 - ``desk_bounce``: the desk sends every ticket back to the resolvers untouched (they escalate it again
   when it needs a specialist, until the transfer cap);
-- ``lowest_priority_first``, ``newest_first``, ``lowest_tier_first``: staff take the visible ticket of
-  the lowest priority, the newest one, or the one of the lowest customer tier first;
+- ``lowest_priority_first``, ``lowest_tier_first``: staff take the visible ticket of the lowest priority,
+  or of the lowest customer tier, first;
 - ``reply_at_once``: resolvers and the desk reply as soon as they take a ticket, with no work done;
 - ``stall``: resolvers repeat the order lookup until the action cap, then finish as the heuristic can.
+
+``newest_first`` (staff take the newest visible ticket) is a queue order, as ``fifo`` is, not a
+shortcut: the queue already shows the most urgent tickets first, and on standard_day it scores as the
+heuristic does on the team return and on the manager's score alike.
 """
 
 from __future__ import annotations
@@ -89,8 +93,8 @@ class StallPolicy(HeuristicPolicy):
 
 
 SHORTCUTS: tuple[str, ...] = (
-    "route_all_to_desk", "desk_bounce", "lowest_priority_first", "newest_first", "lowest_tier_first",
-    "reply_at_once", "stall", "escalate_all",
+    "route_all_to_desk", "desk_bounce", "lowest_priority_first", "lowest_tier_first", "reply_at_once", "stall",
+    "escalate_all",
 )
 
 __all__ = [

@@ -24,7 +24,9 @@ from ..config.loading import load_scenario
 from ..policies.shortcuts import SHORTCUTS
 from ..simulation import simulate
 
-HONEST: tuple[str, ...] = ("heuristic", "expert", "fifo", "text_classifier", "text_classifier_overflow", "random")
+HONEST: tuple[str, ...] = (
+    "heuristic", "expert", "fifo", "newest_first", "text_classifier", "text_classifier_overflow", "random",
+)
 TEAMS: tuple[str, ...] = (*HONEST, *SHORTCUTS)
 REFERENCE = "heuristic"
 #: The three settings: standard_day as written, with a spare desk, and the sale day's surge.
