@@ -68,7 +68,7 @@ def page(runs: list[SuiteRun], seconds: float) -> str:
         "Paired differences are the team's figure minus the heuristic's on the same day, with a 95% t-interval "
         "over days. Honest teams work the tickets as well as they can; shortcut teams "
         "(`csr_marl.policies.shortcuts`, and `escalate_all`) take one habit a manager would not pay for.", "",
-        f"Regenerate with `nice python benchmarks/team_suite.py --days {days} --write` ({seconds:.0f} s here). "
+        f"Regenerate with `nice python benchmarks/team_suite.py --days {days} --write` ({seconds:.0f} s of wall time on two shared cores). "
         "The CI test (`tests/test_team_suite.py`) plays the written staffing on short days; its slow test all "
         "three settings.", "",
     ]
