@@ -189,7 +189,7 @@ def rllib_deciding(steps: int) -> tuple[float, int]:
 def gymnasium_task(steps: int) -> tuple[float, int]:
     import gymnasium as gym
 
-    env = gym.make("csr_marl/Resolver-v3")
+    env = gym.make("csr_marl/Resolver-v4")
     rng = np.random.default_rng(0)
     env.reset(seed=0)
     start = time.perf_counter()
@@ -213,7 +213,7 @@ PATHS: dict[str, Path_] = {
     "RLlib: PettingZooEnv(env())": rllib("aec"),
     "RLlib: ParallelPettingZooEnv(parallel_env())": rllib("parallel"),
     "RLlib: csr_marl.envs.rllib.RLlibEnv (deciding agents only)": rllib_deciding,
-    "Gymnasium: csr_marl/Resolver-v3": gymnasium_task,
+    "Gymnasium: csr_marl/Resolver-v4": gymnasium_task,
 }
 
 

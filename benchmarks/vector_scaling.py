@@ -3,12 +3,12 @@
 RL collection runs N copies of the environment side by side. Three documented ways, each timed with
 two copies in one process (the one-worker reference) and two copies in two worker processes:
 
-* Gymnasium's ``SyncVectorEnv`` / ``AsyncVectorEnv`` over a single-agent task (``csr_marl/Resolver-v3``);
+* Gymnasium's ``SyncVectorEnv`` / ``AsyncVectorEnv`` over a single-agent task (``csr_marl/Resolver-v4``);
 * SuperSuit's ``concat_vec_envs_v1(..., num_cpus=0 | 2)`` over the parallel env (what SB3 users run);
 * Tianshou's ``DummyVectorEnv`` / ``SubprocVectorEnv`` over ``csr_marl.train.TianshouEnv``;
 
 and the project's own (``csr_marl.envs.vector``), which holds several copies per worker and steps them
-all per message through shared memory: ``TaskVectorEnv`` over ``csr_marl/Resolver-v3`` and
+all per message through shared memory: ``TaskVectorEnv`` over ``csr_marl/Resolver-v4`` and
 ``ParallelVectorEnv`` over ``standard_day``, each with ``--copies`` copies in all (one worker holds all
 of them; two workers half each), the actions drawn for the whole batch at once as a policy network
 would.
@@ -59,7 +59,7 @@ def gymnasium_vector(workers: int, steps: int) -> float:
     import csr_marl.envs
 
     gym.register_envs(csr_marl.envs)
-    make = [lambda: gym.make("csr_marl/Resolver-v3") for _ in range(2)]
+    make = [lambda: gym.make("csr_marl/Resolver-v4") for _ in range(2)]
     vec = gym.vector.AsyncVectorEnv(make) if workers == 2 else gym.vector.SyncVectorEnv(make)
     rng = np.random.default_rng(0)
     _, infos = vec.reset(seed=0)
@@ -124,7 +124,7 @@ def csr_marl_vector(front_end: str, copies: int, workers: int, steps: int) -> fl
     from csr_marl.envs.vector import ParallelVectorEnv, TaskVectorEnv
 
     if front_end == "task":
-        vec: Any = TaskVectorEnv("Resolver-v3", copies, workers)
+        vec: Any = TaskVectorEnv("Resolver-v4", copies, workers)
     else:
         vec = ParallelVectorEnv(num_envs=copies, workers=workers)
     rng = np.random.default_rng(0)
@@ -180,7 +180,7 @@ def copy_step_times(front_end: str, copies: int, steps: int) -> np.ndarray:
 
     rng = np.random.default_rng(0)
     if front_end == "task":
-        envs = [CenterTaskEnv(**TASKS["Resolver-v3"]) for _ in range(copies)]
+        envs = [CenterTaskEnv(**TASKS["Resolver-v4"]) for _ in range(copies)]
         masks = [env.reset(seed=i)[1]["action_mask"] for i, env in enumerate(envs)]
     else:
         envs = [csr_marl.parallel_env() for _ in range(copies)]
@@ -229,11 +229,11 @@ def machine_ceiling(workers: int, steps: int) -> float:
 CEILING = "machine ceiling: a pure-Python loop"
 PATHS: dict[str, Callable[[int, int], float]] = {
     CEILING: machine_ceiling,
-    "Gymnasium Sync/AsyncVectorEnv, csr_marl/Resolver-v3": gymnasium_vector,
+    "Gymnasium Sync/AsyncVectorEnv, csr_marl/Resolver-v4": gymnasium_vector,
     "SuperSuit concat_vec_envs_v1, parallel_env": supersuit_vector,
     "Tianshou Dummy/SubprocVectorEnv, TianshouEnv": tianshou_vector,
 }
-OURS = {"task": "csr_marl TaskVectorEnv, Resolver-v3", "parallel": "csr_marl ParallelVectorEnv, standard_day"}
+OURS = {"task": "csr_marl TaskVectorEnv, Resolver-v4", "parallel": "csr_marl ParallelVectorEnv, standard_day"}
 
 
 def expected_scaling(copies: int, cost: dict[int, float], times: dict[str, np.ndarray]) -> list[str]:

@@ -36,7 +36,7 @@ def test_stable_baselines3_check_env_passes(env_id):
 
 
 def test_the_learner_s_rewards_add_up_to_the_team_return_when_alone():
-    env = gym.make("csr_marl/Classify-v3", overrides={"horizon_minutes": 120})
+    env = gym.make("csr_marl/Classify-v4", overrides={"horizon_minutes": 120})
     observation, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
     total, steps = 0.0, 0
@@ -52,7 +52,7 @@ def test_the_learner_s_rewards_add_up_to_the_team_return_when_alone():
 
 
 def test_colleagues_keep_the_floor_running_between_the_learner_s_decisions():
-    env = gym.make("csr_marl/Resolver-v3", **SHORT)
+    env = gym.make("csr_marl/Resolver-v4", **SHORT)
     env.reset(seed=1)
     decided = 0
     truncated = False
@@ -66,12 +66,12 @@ def test_colleagues_keep_the_floor_running_between_the_learner_s_decisions():
 
 
 def test_an_unmasked_learner_pays_for_illegal_actions_and_the_episode_goes_on():
-    env = gym.make("csr_marl/Resolve-v3", **SHORT)
+    env = gym.make("csr_marl/Resolve-v4", **SHORT)
     env.reset(seed=2)
     noop = env.action_space.n - 1
     _, reward, terminated, truncated, _ = env.step(noop)  # never legal
     assert env.unwrapped.center.rewards.totals["illegal_action"] == pytest.approx(-0.1)
-    strict = gym.make("csr_marl/Resolve-v3", strict=True, **SHORT)
+    strict = gym.make("csr_marl/Resolve-v4", strict=True, **SHORT)
     strict.reset(seed=2)
     with pytest.raises(csr_marl.sim.IllegalActionError):
         strict.step(noop)
@@ -79,7 +79,7 @@ def test_an_unmasked_learner_pays_for_illegal_actions_and_the_episode_goes_on():
 
 def test_sb3_ppo_trains_on_a_task():
     sb3 = need("stable_baselines3")
-    env = gym.make("csr_marl/Resolve-v3", **SHORT)
+    env = gym.make("csr_marl/Resolve-v4", **SHORT)
     model = sb3.PPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=2, seed=0, device="cpu")
     with pytest.warns(IllegalActionWarning, match="resolver_0"):  # plain PPO ignores the mask
         model.learn(total_timesteps=256)
@@ -88,7 +88,7 @@ def test_sb3_ppo_trains_on_a_task():
     assert env.action_space.contains(int(action))
 
 
-@pytest.mark.parametrize("env_id", ["csr_marl/Classify-v3", "csr_marl/Resolver-v3"])
+@pytest.mark.parametrize("env_id", ["csr_marl/Classify-v4", "csr_marl/Resolver-v4"])
 def test_sb3_contrib_maskable_ppo_trains_and_acts_legally(env_id):
     contrib = need("sb3_contrib")
     from sb3_contrib.common.maskable.utils import get_action_masks

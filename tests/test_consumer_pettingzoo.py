@@ -62,7 +62,7 @@ def test_render_test(capsys):
 def test_registered_with_pettingzoo_s_registry(kind):
     import pettingzoo
 
-    env = pettingzoo.make(kind, "csr_marl/ContactCenter-v4", overrides={"horizon_minutes": 60})
+    env = pettingzoo.make(kind, "csr_marl/ContactCenter-v5", overrides={"horizon_minutes": 60})
     assert isinstance(env.unwrapped, csr_marl.envs.ContactCenterAEC if kind == "aec" else csr_marl.envs.ContactCenterParallel)
     env.reset(seed=0)
     assert env.unwrapped.scenario.name == "standard_day" and env.agents

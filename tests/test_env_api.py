@@ -70,10 +70,10 @@ def test_flat_observations_pass_the_api_tests_with_the_mask_in_info():
 
 def test_metadata_is_versioned_and_not_parallelizable():
     for env in (csr_marl.raw_env("tasks/classify"), csr_marl.parallel_env("tasks/classify")):
-        assert env.metadata["name"] == "csr_marl_v4"
+        assert env.metadata["name"] == "csr_marl_v5"
         assert "ansi" in env.metadata["render_modes"]
         assert env.metadata["is_parallelizable"] is False
-    assert str(csr_marl.env("tasks/classify")) == "csr_marl_v4"
+    assert str(csr_marl.env("tasks/classify")) == "csr_marl_v5"
 
 
 def test_factories_accept_a_name_a_path_or_a_scenario_with_overrides(tmp_path):

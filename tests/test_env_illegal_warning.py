@@ -16,7 +16,7 @@ import csr_marl.envs
 from csr_marl.envs.driver import ILLEGAL_WARN_MIN_DECISIONS, IllegalActionWarning
 
 SHORT = {"horizon_minutes": 60, "warmup_minutes": 0}
-DESKS = ["EscalationDesk-v3", "Resolver-v3"]  # one learner among fourteen staff
+DESKS = ["EscalationDesk-v4", "Resolver-v4"]  # one learner among fourteen staff
 
 
 def forbidden(mask: np.ndarray) -> int:
@@ -84,7 +84,7 @@ def test_a_mostly_legal_learner_is_warned_above_the_threshold_only():
 
     messages = {}
     for n in (5, 50):  # 20 % and 2 % of the learner's decisions illegal
-        env = gymnasium.make("csr_marl/Resolver-v3", max_episode_steps=100)
+        env = gymnasium.make("csr_marl/Resolver-v4", max_episode_steps=100)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             play_task(env, every(n, np.random.default_rng(0)))
@@ -95,7 +95,7 @@ def test_a_mostly_legal_learner_is_warned_above_the_threshold_only():
 
 
 def test_short_episodes_are_pooled_until_the_learner_has_enough_decisions():
-    env = gymnasium.make("csr_marl/EscalationDesk-v3", max_episode_steps=5)
+    env = gymnasium.make("csr_marl/EscalationDesk-v4", max_episode_steps=5)
     warned_at = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -43,7 +43,7 @@ def test_human_mode_prints_and_no_mode_warns(capsys):
     env = csr_marl.raw_env("tasks/classify", render_mode="human")
     env.reset(seed=0)
     assert env.render() is None
-    assert "csr_marl_v4" in capsys.readouterr().out
+    assert "csr_marl_v5" in capsys.readouterr().out
     quiet = csr_marl.raw_env("tasks/classify")
     quiet.reset(seed=0)
     with pytest.warns(UserWarning, match="render_mode"):

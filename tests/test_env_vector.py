@@ -62,11 +62,11 @@ def rollout(envs, steps: int, seed: int = 0) -> list:
 
 def test_task_vector_env_equals_gymnasiums_sync_vector_env_step_for_step():
     gym.register_envs(csr_marl.envs)
-    make = [lambda: gym.make("csr_marl/Resolver-v3", overrides=TINY) for _ in range(3)]
+    make = [lambda: gym.make("csr_marl/Resolver-v4", overrides=TINY) for _ in range(3)]
     reference = SyncVectorEnv(make, autoreset_mode=AutoresetMode.SAME_STEP)
     expected = rollout(reference, 80, seed=5)
     reference.close()
-    with TaskVectorEnv("csr_marl/Resolver-v3", num_envs=3, workers=2, overrides=TINY) as envs:
+    with TaskVectorEnv("csr_marl/Resolver-v4", num_envs=3, workers=2, overrides=TINY) as envs:
         assert envs.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
         assert envs.single_observation_space == reference.single_observation_space
         assert envs.action_space == reference.action_space
@@ -78,7 +78,7 @@ def test_task_vector_env_equals_gymnasiums_sync_vector_env_step_for_step():
 
 
 def test_gymnasium_vector_wrappers_take_it():
-    with TaskVectorEnv("Classify-v3", num_envs=2, workers=2, overrides=TINY) as raw:
+    with TaskVectorEnv("Classify-v4", num_envs=2, workers=2, overrides=TINY) as raw:
         envs = gym.wrappers.vector.RecordEpisodeStatistics(raw)
         rng = np.random.default_rng(0)
         _, infos = envs.reset(seed=0)
@@ -92,9 +92,9 @@ def test_gymnasium_vector_wrappers_take_it():
 
 @pytest.mark.parametrize("workers", [2, 3])
 def test_task_trajectories_do_not_depend_on_the_number_of_workers(workers):
-    with TaskVectorEnv("Resolve-v3", num_envs=3, workers=1, overrides=TINY) as envs:
+    with TaskVectorEnv("Resolve-v4", num_envs=3, workers=1, overrides=TINY) as envs:
         one = rollout(envs, 60, seed=11)
-    with TaskVectorEnv("Resolve-v3", num_envs=3, workers=workers, overrides=TINY) as envs:
+    with TaskVectorEnv("Resolve-v4", num_envs=3, workers=workers, overrides=TINY) as envs:
         assert_same(one, rollout(envs, 60, seed=11))
 
 
@@ -161,7 +161,7 @@ def test_masks_are_the_environments_and_illegal_actions_cost_the_penalty():
 
 
 def test_misuse_is_refused_in_the_parent_and_the_workers_go_on():
-    with TaskVectorEnv("Classify-v3", num_envs=2, workers=2, overrides=TINY) as envs:
+    with TaskVectorEnv("Classify-v4", num_envs=2, workers=2, overrides=TINY) as envs:
         with pytest.raises(RuntimeError, match="reset"):
             envs.step(np.zeros(2, dtype=int))
         _, infos = envs.reset(seed=0)
@@ -175,13 +175,13 @@ def test_misuse_is_refused_in_the_parent_and_the_workers_go_on():
             envs.reset(seed=[1, 2, 3])
         envs.step(legal(np.random.default_rng(0), infos["action_mask"]))
     with pytest.raises(ValueError, match="workers"):
-        TaskVectorEnv("Classify-v3", num_envs=2, workers=3)
+        TaskVectorEnv("Classify-v4", num_envs=2, workers=3)
     with pytest.raises(ValueError, match="unknown task"):
         TaskVectorEnv("Nope-v1")
 
 
 def test_close_reaps_every_worker():
-    envs = TaskVectorEnv("Classify-v3", num_envs=4, workers=2, overrides=TINY)
+    envs = TaskVectorEnv("Classify-v4", num_envs=4, workers=2, overrides=TINY)
     envs.reset(seed=0)
     processes = list(envs._rollout.pool.processes)
     assert all(process.is_alive() for process in processes)
@@ -203,7 +203,7 @@ def test_an_exception_in_a_copy_is_one_clear_error(monkeypatch):
         raise ZeroDivisionError("the copy broke")
 
     monkeypatch.setattr(CenterTaskEnv, "step", broken)  # the forked workers inherit it
-    envs = TaskVectorEnv("Classify-v3", num_envs=4, workers=2, overrides=TINY, context="fork")
+    envs = TaskVectorEnv("Classify-v4", num_envs=4, workers=2, overrides=TINY, context="fork")
     _, infos = envs.reset(seed=0)
     processes = list(envs._rollout.pool.processes)
     expected = r"(?s)copy 0 in worker 0 \(copies 0-1\) failed during step.*ZeroDivisionError: the copy broke.*1 more worker"
@@ -226,9 +226,9 @@ def test_a_worker_that_dies_is_reported_not_waited_for():
 
 
 def test_spawned_workers_get_the_same_results():
-    with TaskVectorEnv("Classify-v3", num_envs=2, workers=1, overrides=TINY) as envs:
+    with TaskVectorEnv("Classify-v4", num_envs=2, workers=1, overrides=TINY) as envs:
         forked = rollout(envs, 20)
-    with TaskVectorEnv("Classify-v3", num_envs=2, workers=2, overrides=TINY, context="spawn") as envs:
+    with TaskVectorEnv("Classify-v4", num_envs=2, workers=2, overrides=TINY, context="spawn") as envs:
         assert_same(forked, rollout(envs, 20))
 
 

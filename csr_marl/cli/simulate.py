@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
+from ..analysis.manager_score import score_result
 from ..config.loading import load_scenario, scenario_names
 from ..sim.intervals import interval_definitions, interval_rows_json
 from ..sim.kpis import TicketLog, kpi_definitions, scenario_headline_queue
@@ -72,11 +73,14 @@ def simulate_command(
     if log is not None:
         check_output_file(log, "--log", TicketLog.SUFFIXES, replace=force)
     result = simulate(scn, policy=chosen, seed=seed, log=log or False)
+    score = score_result(result, scn.manager)
     if as_json:
         payload = {
             "scenario": result.scenario, "seed": seed, "policy": policy,
             "team_return": result.team_return, "kpis": result.kpis, "breakdown": result.breakdown,
             "reward_components": result.reward_components, "flow": result.flow,
+            "manager_score": {"currency": score.currency, "total": score.total, "net": score.net,
+                              "idle_staff": score.idle_staff, "lines": score.lines},
             "definitions": kpi_definitions(scenario_headline_queue(scn), scn.service_level.threshold_minutes),
             "interval_minutes": scn.service_level.interval_minutes,
             "intervals": interval_rows_json(result.intervals),
@@ -87,13 +91,14 @@ def simulate_command(
     queue = scenario_headline_queue(scn)
     shown = HEADLINE + LEARNING if show_all else HEADLINE
     rows = {queue_label(key, queue): result.kpis[key] for key in shown if not _nan(result.kpis.get(key))}
+    rows[f"manager_score ({score.currency})"] = score.total
     if show_all:
         rows["team_return"] = result.team_return
     threshold = scn.service_level.threshold_minutes
     title = with_overrides(f"{scn.name} · policy={policy} · seed={seed} · {scn.horizon_minutes:g} min", overrides)
     console.print(kpi_table(title, rows))
     definitions = kpi_definitions(queue, threshold)
-    defined = ("service_level", "asa_minutes", "service_level_first_response", "occupancy_<role>")
+    defined = ("service_level", "asa_minutes", "service_level_first_response", "occupancy_<role>", "manager_score")
     print_definitions(defined + (LEARNING + ("team_return",) if show_all else ()), definitions)
     console.print(f"[dim]KPIs count contacts arriving after the {scn.warmup_minutes:g}-minute warm-up.[/]")
     columns = {"offered": "offered", "resolved": "resolved", "abandoned": "abandoned",

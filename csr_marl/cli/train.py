@@ -185,8 +185,11 @@ def score_policy(
     name: str, scenario: Scenario, policy: Callable[[Decision], int] | str, label: str, *, episodes: int, seed: int
 ) -> BaselineRow:
     """Any policy (a trained one, a mixed team, a built-in by name) scored as the baselines are: episode e with
-    ``SeedSequence(seed, spawn_key=(e,))``, the core's team return and KPIs, mean and 95% CI."""
-    records = [replication_record(simulate(scenario, policy, replication_seed(seed, e))) for e in range(episodes)]
+    ``SeedSequence(seed, spawn_key=(e,))``, the core's team return, the manager's score and KPIs, mean and 95% CI."""
+    records = [
+        replication_record(simulate(scenario, policy, replication_seed(seed, e)), scenario.manager)
+        for e in range(episodes)
+    ]
     return BaselineRow(name, label, episodes, estimates(records, metric_names()))
 
 

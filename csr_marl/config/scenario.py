@@ -404,15 +404,25 @@ class Rewards(_Frozen):
         description="a refund the case does not owe (csr_marl.sim.tickets.refund_verdict): it costs more "
         "than a missed step earns",
     )
-    resolution: float = 0.5
+    pricing: Literal["manager", "flat"] = Field(
+        default="manager",
+        description="manager: resolutions, waiting, abandonment, SLA breaches, staff time and damage are "
+        "the manager's rates (the scenario's manager: block) x score_scale, so those components sum over "
+        "a day to score_scale x the manager's score; flat: the seeds' fixed weights below (resolution, "
+        "tier_weight, waiting_per_minute, abandonment, sla_breach, collateral_damage) and no staff time",
+    )
+    score_scale: float = Field(
+        default=0.05, gt=0, description="reward points per unit of the manager's currency (pricing: manager)"
+    )
+    resolution: float = Field(default=0.5, description="pricing: flat: a resolution, x tier_weight")
     tier_weight: dict[str, float] = Field(
         default_factory=lambda: {"basic": 1.0, "premium": 1.5, "enterprise": 2.0}
     )
     waiting_per_minute: dict[str, float] = Field(
         default_factory=lambda: {"low": -0.001, "medium": -0.002, "high": -0.005, "urgent": -0.01}
     )
-    abandonment: float = -1.0
-    sla_breach: float = -0.5
+    abandonment: float = Field(default=-1.0, description="pricing: flat: an abandoned contact")
+    sla_breach: float = Field(default=-0.5, description="pricing: flat: a contact closed or left past its SLA")
     response_quality: float = Field(
         default=1.0,
         description="weight of the reply's grade (0.0-0.5, csr_marl.sim.responses) paid to the agent "
@@ -433,6 +443,49 @@ class Rewards(_Frozen):
             if priority not in PRIORITIES:
                 raise ValueError(f"waiting_per_minute: unknown priority {priority!r}")
         return self
+
+
+class Manager(_Frozen):
+    """What a day of the center costs and earns, in ``currency`` (docs: the manager's score).
+
+    A class of customer (priority x tier) weighs ``priority_weight[p] * tier_weight[t]``: SLA breaches,
+    abandonment and waiting cost their base amount times that weight."""
+
+    currency: str = Field(default="USD", min_length=1)
+    staff_per_hour: dict[str, float] = Field(
+        default_factory=lambda: {"triage": 32.0, "resolver": 32.0, "escalation": 64.0},
+        description="fully loaded cost of an hour of handled work, per role",
+    )
+    resolution_value: dict[str, float] = Field(
+        default_factory=lambda: {"basic": 20.0, "premium": 35.0, "enterprise": 60.0},
+        description="what resolving a contact is worth, per tier",
+    )
+    priority_weight: dict[str, float] = Field(
+        default_factory=lambda: {"low": 0.5, "medium": 1.0, "high": 2.0, "urgent": 4.0}
+    )
+    tier_weight: dict[str, float] = Field(default_factory=lambda: {"basic": 1.0, "premium": 2.0, "enterprise": 4.0})
+    sla_breach: float = Field(default=5.0, ge=0, description="a contact closed unresolved or past its SLA, or left")
+    abandonment: float = Field(default=20.0, ge=0, description="a customer who hung up waiting")
+    waiting_per_hour: float = Field(default=6.0, ge=0, description="an hour a customer waits in any queue")
+    collateral_damage: float = Field(default=60.0, ge=0, description="a refund the case does not owe")
+    wrong_specialist_work: float = Field(
+        default=25.0, ge=0, description="a specialist tool the case does not need (beyond its staff time)"
+    )
+
+    @model_validator(mode="after")
+    def _keys(self) -> "Manager":
+        for name, keys in (("staff_per_hour", ROLES), ("resolution_value", TIERS), ("priority_weight", PRIORITIES),
+                           ("tier_weight", TIERS)):
+            table = getattr(self, name)
+            if set(table) != set(keys):
+                raise ValueError(f"manager.{name}: needs exactly {', '.join(keys)}, got {', '.join(table) or 'none'}")
+            if any(value < 0 for value in table.values()):
+                raise ValueError(f"manager.{name}: rates must be >= 0")
+        return self
+
+    def class_weight(self, priority: str, tier: str) -> float:
+        """How much a customer of this priority and tier counts against the base amounts."""
+        return self.priority_weight[priority] * self.tier_weight[tier]
 
 
 class Observation(_Frozen):
@@ -494,6 +547,7 @@ class Scenario(_Frozen):
     service_level: ServiceLevel = ServiceLevel()
     sla_minutes: dict[str, float] = Field(default_factory=_default_sla)
     rewards: Rewards = Rewards()
+    manager: Manager = Manager()
     observation: Observation = Observation()
     workflow: Workflow = Workflow()
 

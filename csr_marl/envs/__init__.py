@@ -1,10 +1,10 @@
 # noqa: D212, D415
 """
-# Contact center (csr_marl_v4)
+# Contact center (csr_marl_v5)
 
 | Import             | `csr_marl.env(scenario="standard_day")`, `csr_marl.parallel_env(...)`, `csr_marl.raw_env(...)` |
 |--------------------|------------------------------------------------------------------------------------------------|
-| Registered         | PettingZoo `csr_marl/ContactCenter-v4` (aec, parallel); Gymnasium tasks `csr_marl/*-v3`         |
+| Registered         | PettingZoo `csr_marl/ContactCenter-v5` (aec, parallel); Gymnasium tasks `csr_marl/*-v4`         |
 | Actions            | `Discrete(33)` for every agent (padding and the no-op masked), masked                          |
 | Parallel API       | Yes: event-driven by default (the AEC env's contact center); epochs as an option, see below    |
 | Agents             | `triage_0..`, `resolver_0..`, `escalation_0..`: one per staff slot at peak staffing            |
@@ -158,12 +158,15 @@ and never counts as a workflow step; asking about a topic again costs `step_wast
 
 ## Rewards
 
-Components and weights come from the scenario's `rewards:` block: classification,
-priority, routing, step (needed or wasted tool), resolution (by tier), waiting (per ticket-minute by
-priority), abandonment, sla_breach, illegal_action, response (`rewards.response_quality` x the reply's grade,
-0.0-0.5, to the agent whose `respond_user` closed the ticket; the grade's parts are in the language
-interface's `info["reply_grade"]`). The core attributes each to the agent responsible;
-waiting and abandonment are team-wide. `rewards.mode`:
+Components come from the scenario's `rewards:` and `manager:` blocks. *Shaping*: classification,
+priority, routing (a correct send-back only undoes the misroute's cost), step (needed or wasted tool),
+illegal_action, response (`rewards.response_quality` x the reply's grade, 0.0-0.5, to the agent whose
+`respond_user` closed the ticket; the grade's parts are in the language interface's
+`info["reply_grade"]`). *Priced* (`rewards.pricing: manager`): resolution (by tier), waiting (per
+ticket-minute), abandonment and sla_breach (by priority x tier), staff_time (per handled minute, by
+role) and damage, each the manager's rate x `rewards.score_scale`: over a day they sum to
+`score_scale` x the manager's score (`csr_marl.analysis.manager_score`). The core attributes each to
+the agent responsible; waiting, abandonment and breaches found at the horizon are team-wide. `rewards.mode`:
 
 * `shared`: every agent receives the team's total;
 * `individual`: each agent receives its own components; team-wide ones go to every agent;
@@ -326,6 +329,15 @@ A built-in policy answers the core's pending decision; with the same seed it giv
   `rewards.collateral_damage` (-0.3; v3: a wasted step's -0.1); the reply rubric grades reading (the
   `response` component of a premature or copied reply is lower). Spaces and observations are v3's;
   the v3 ids (tasks `-v2`) are no longer registered.
+* v5 (Gymnasium tasks `-v4`): a team reward priced as the manager's score (`rewards.pricing: manager`,
+  the default). Resolutions are worth `manager.resolution_value` by tier; SLA breaches (now also when a
+  customer hangs up), abandonment and waiting cost `manager` amounts x priority weight x tier weight;
+  the new components `staff_time` (each handled staff-minute at its role's rate, the desk's dearer) and
+  `damage` (a refund not owed, which v4 booked under `step`, and specialist work a case did not need),
+  all x `rewards.score_scale`. A correct `return_to_resolver` only undoes the routing cost of the
+  misroute that sent the ticket to the desk (v4: +0.2 on its own). Returns are not comparable with
+  v4's; the tasks' own scenarios keep the seeds' scale (`pricing: flat`). Spaces and observations are
+  v4's; the v4 ids (tasks `-v3`) are no longer registered.
 """
 
 from __future__ import annotations
@@ -395,10 +407,10 @@ def _register() -> None:
         from pettingzoo import aec_registry, parallel_registry, register
     except ImportError:  # PettingZoo before 1.27 has no registry
         return
-    if "csr_marl/ContactCenter-v4" not in aec_registry:
-        register("aec", "csr_marl/ContactCenter-v4", entry_point=env)
-    if "csr_marl/ContactCenter-v4" not in parallel_registry:
-        register("parallel", "csr_marl/ContactCenter-v4", entry_point=parallel_env)
+    if "csr_marl/ContactCenter-v5" not in aec_registry:
+        register("aec", "csr_marl/ContactCenter-v5", entry_point=env)
+    if "csr_marl/ContactCenter-v5" not in parallel_registry:
+        register("parallel", "csr_marl/ContactCenter-v5", entry_point=parallel_env)
 
 
 _register()

@@ -22,7 +22,7 @@ ScenarioLike = str | os.PathLike[str] | Scenario
 DEFAULT_DECISION_INTERVAL: float | None = None  # the parallel API's default: event-driven steps
 MIN_DECISION_INTERVAL = 1e-6  # minutes: a finer epoch grid than the clock (or a step) can resolve
 METADATA: dict[str, Any] = {
-    "name": "csr_marl_v4",
+    "name": "csr_marl_v5",
     "render_modes": ["ansi", "human"],
     "is_parallelizable": False,
     "render_fps": 4,

@@ -2,15 +2,15 @@
 
     import gymnasium as gym
     import csr_marl.envs  # registers the tasks (gym.register_envs(csr_marl.envs) keeps the import)
-    env = gym.make("csr_marl/Resolve-v3")
+    env = gym.make("csr_marl/Resolve-v4")
 
 | id | scenario | the learner | colleagues |
 |---|---|---|---|
-| ``csr_marl/Classify-v3`` | ``tasks/classify`` | ``triage_0`` (alone) | -- |
-| ``csr_marl/Resolve-v3`` | ``tasks/resolve`` | ``resolver_0`` (alone) | -- |
-| ``csr_marl/Triage-v3`` | ``standard_day`` | ``triage_0`` | heuristic |
-| ``csr_marl/Resolver-v3`` | ``standard_day`` | ``resolver_0`` | heuristic |
-| ``csr_marl/EscalationDesk-v3`` | ``standard_day`` | ``escalation_0`` | heuristic |
+| ``csr_marl/Classify-v4`` | ``tasks/classify`` | ``triage_0`` (alone) | -- |
+| ``csr_marl/Resolve-v4`` | ``tasks/resolve`` | ``resolver_0`` (alone) | -- |
+| ``csr_marl/Triage-v4`` | ``standard_day`` | ``triage_0`` | heuristic |
+| ``csr_marl/Resolver-v4`` | ``standard_day`` | ``resolver_0`` | heuristic |
+| ``csr_marl/EscalationDesk-v4`` | ``standard_day`` | ``escalation_0`` | heuristic |
 
 A step is one decision of the learner; between two of them the core runs and the colleagues' built-in
 policy answers theirs. The observation is the learner's role vector (``Box``, as in the multi-agent
@@ -39,11 +39,11 @@ from .driver import CenterDriver, agent_names
 from .render import floor_text
 
 TASKS: dict[str, dict[str, str]] = {
-    "Classify-v3": {"scenario": "tasks/classify", "agent": "triage_0"},
-    "Resolve-v3": {"scenario": "tasks/resolve", "agent": "resolver_0"},
-    "Triage-v3": {"scenario": "standard_day", "agent": "triage_0"},
-    "Resolver-v3": {"scenario": "standard_day", "agent": "resolver_0"},
-    "EscalationDesk-v3": {"scenario": "standard_day", "agent": "escalation_0"},
+    "Classify-v4": {"scenario": "tasks/classify", "agent": "triage_0"},
+    "Resolve-v4": {"scenario": "tasks/resolve", "agent": "resolver_0"},
+    "Triage-v4": {"scenario": "standard_day", "agent": "triage_0"},
+    "Resolver-v4": {"scenario": "standard_day", "agent": "resolver_0"},
+    "EscalationDesk-v4": {"scenario": "standard_day", "agent": "escalation_0"},
 }
 EMPTY_EPISODES_ALLOWED = 100
 
@@ -156,7 +156,7 @@ class CenterTaskEnv(gymnasium.Env):
 
 
 def register_tasks() -> None:
-    """Register every task with Gymnasium (``csr_marl/<Task>-v3``); done on ``import csr_marl.envs``."""
+    """Register every task with Gymnasium (``csr_marl/<Task>-v4``); done on ``import csr_marl.envs``."""
     for name, kwargs in TASKS.items():
         env_id = f"csr_marl/{name}"
         if env_id not in gymnasium.registry:

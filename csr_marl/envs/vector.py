@@ -2,14 +2,14 @@
 
 Two front-ends over the same workers (:mod:`csr_marl.envs.workers`):
 
-* :class:`TaskVectorEnv`, a Gymnasium ``VectorEnv`` over a single-agent task (``csr_marl/Resolver-v3``
+* :class:`TaskVectorEnv`, a Gymnasium ``VectorEnv`` over a single-agent task (``csr_marl/Resolver-v4``
   ...; :mod:`csr_marl.envs.tasks`), for anything that takes Gymnasium vector envs (CleanRL-style loops,
   ``gymnasium.wrappers.vector``);
 * :class:`ParallelVectorEnv`, a batch of parallel PettingZoo environments (``csr_marl.parallel_env``)
   whose every agent's observation, mask and reward come as arrays of shape ``(num_envs, n_agents, ...)``.
 
     from csr_marl.envs.vector import TaskVectorEnv
-    with TaskVectorEnv("Resolver-v3", num_envs=16, workers=2) as envs:
+    with TaskVectorEnv("Resolver-v4", num_envs=16, workers=2) as envs:
         observations, infos = envs.reset(seed=0)
         for _ in range(1000):
             masks = infos["action_mask"].astype(bool)          # (num_envs, n_actions), also envs.action_masks()
@@ -258,7 +258,7 @@ class Rollout:
 class TaskVectorEnv(VectorEnv):
     """``num_envs`` copies of a single-agent task in ``workers`` processes, as a Gymnasium ``VectorEnv``.
 
-    ``task``: a task of :data:`csr_marl.envs.TASKS` (``"Resolver-v3"`` or ``"csr_marl/Resolver-v3"``);
+    ``task``: a task of :data:`csr_marl.envs.TASKS` (``"Resolver-v4"`` or ``"csr_marl/Resolver-v4"``);
     ``options`` go to :class:`~csr_marl.envs.tasks.CenterTaskEnv` over the task's own (``scenario``,
     ``agent``, ``colleagues``, ``overrides``, ``strict``). See the module docstring.
     """
@@ -267,7 +267,7 @@ class TaskVectorEnv(VectorEnv):
 
     def __init__(
         self,
-        task: str = "Resolver-v3",
+        task: str = "Resolver-v4",
         num_envs: int = 8,
         workers: int = 2,
         *,

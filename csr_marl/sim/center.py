@@ -30,7 +30,7 @@ from typing import Any, Callable, Final
 import simpy
 from simpy.events import PENDING
 
-from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES, SPECIALIST_TOOLS
+from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES, SPECIALIST_TOOLS, SPECIALIST_WORK_TOOLS
 from ..config.loading import load_ticket_bank
 from ..config.scenario import Scenario
 from .arrivals import arrival_blocks
@@ -42,7 +42,7 @@ from .kpis import KpiAccumulator, TicketLog, headline_queue_of
 from .queues import TicketQueue
 from .random import RandomStreams, Sampler, UniformStream, make_sampler
 from .result import SimulationResult
-from .rewards import RewardLedger, WaitingMeter
+from .rewards import Prices, RewardLedger, WaitingMeter
 from .staff import PICK_ACTIONS, Staff, rearmed, schedule, shift_process, staff_process, trigger
 from .tickets import REFUND_TOOLS, Refund, Ticket, TicketFactory, refund_verdict
 from .work import charge_ticket
@@ -101,9 +101,12 @@ class ContactCenter:
             (self.queues[r] for r in ("triage", "resolver", "escalation") if self.peak[r] > 0)
         )
         self.rewards = RewardLedger(track_entries=track_rewards)
-        self.meter = WaitingMeter(self.weights.waiting_per_minute)
-        # Waiting costs nothing at any priority: the meter would integrate zeros, so it is left alone.
-        self._metered = any(self.meter.weight.values())
+        self.prices = Prices.of(scenario)
+        self.meter = WaitingMeter(self.prices.waiting)
+        # Waiting costs nothing in any class: the meter would integrate zeros, so it is left alone.
+        self._metered = any(self.meter.weight)
+        # Priced like the manager's score, a customer who leaves has also missed their SLA.
+        self._breach_on_leaving = scenario.rewards.pricing == "manager"
         self._has_shifts = bool(staffing.shifts)
         # Without patience nobody ever abandons: no queue holds a deadline, none needs purging.
         self.may_abandon = scenario.customers.patience is not None
@@ -451,7 +454,7 @@ class ContactCenter:
         queue.push(ticket, now)
         self.kpis.queue_entered(queue.name, ticket)
         if self._metered:
-            self.meter.change(now, self.meter.weight[ticket.true_priority])
+            self.meter.change(now, self.meter.weight[ticket.cell])
         idle = self.idle[queue.name]
         while idle:
             staff = idle.popleft()
@@ -462,19 +465,25 @@ class ContactCenter:
     def expire(self, queue: TicketQueue, now: float | None = None) -> None:
         """Purge customers whose patience ran out while waiting in ``queue`` (by ``now``)."""
         now = self.env._now if now is None else now
+        prices = self.prices
         for ticket in queue.expired(now):
-            weight = self.meter.weight[ticket.true_priority]
+            cell = ticket.cell
+            weight = self.meter.weight[cell]
             self.meter.change(now, -weight)
             self.meter.refund(weight, now - ticket.deadline)
             self.flow["abandoned"] = self.flow["abandoned"] + 1
-            ticket.queue_wait += max(0.0, ticket.deadline - ticket.enqueued_at)
+            waited = max(0.0, ticket.deadline - ticket.enqueued_at)
+            ticket.queue_wait += waited
+            self.kpis.queue_minutes(ticket, waited)
             self.kpis.queue_unanswered(queue.name, ticket, abandoned=True)
             self.kpis.abandoned(ticket, max(0.0, ticket.deadline - ticket.arrival))
             mood = self.customers.mood_on_leaving(ticket, max(0.0, ticket.deadline - ticket.enqueued_at))
             if mood is not None:
                 self.kpis.left(ticket, *mood)
             self.kpis.count("sla_breached", ticket)
-            self.rewards.add("abandonment", self.weights.abandonment)
+            self.rewards.add("abandonment", prices.abandonment[cell])
+            if self._breach_on_leaving:
+                self.rewards.add("sla_breach", prices.sla_breach[cell])
             if self.log is not None:
                 self.log.write(ticket, "abandoned", ticket.deadline)
 
@@ -484,8 +493,10 @@ class ContactCenter:
         queue = staff.queue  # staff only ever take from their own queue (take() checks the ticket waits there)
         waited = queue.take(ticket, now)
         if self._metered:
-            self.meter.change(now, -self.meter.weight[ticket.true_priority])
+            self.meter.change(now, -self.meter.weight[ticket.cell])
         ticket.queue_wait += waited
+        if ticket.counted:
+            self.kpis.queue_minutes_by_cell[ticket.cell] += waited
         if waited > 0 and self.moods:
             self.customers.waited(ticket, waited)
         if ticket.answered_at is None:  # its first answer by anybody
@@ -499,7 +510,9 @@ class ContactCenter:
         self.busy_staff[staff.role] = self.busy_staff[staff.role] + 1
 
     def end_service(self, staff: Staff) -> None:
-        self._add_busy(staff, self.env._now)
+        now = self.env._now
+        self.rewards.add("staff_time", (now - staff.busy_since) * self.prices.staff_minute[staff.role], staff.name)
+        self._add_busy(staff, now)
         staff.ticket = None
         self.busy_staff[staff.role] = self.busy_staff[staff.role] - 1
 
@@ -539,6 +552,8 @@ class ContactCenter:
         self.rewards.add("classification", category_reward, agent)
         self.rewards.add("priority", w.priority_right if distance == 0 else w.priority_wrong_per_level * distance, agent)
         self.rewards.add("routing", route_reward, agent)
+        if route == "escalation" and not right_route:
+            ticket.misroute = route_reward  # a correct send-back undoes it, and earns nothing more
         if ticket.counted:
             t = self.kpis.triage
             t["triaged"] = t["triaged"] + 1
@@ -603,8 +618,14 @@ class ContactCenter:
             return False
         if tool in ("escalate_issue", "return_to_resolver"):
             needs = ticket.requirement.needs_escalation
-            right = needs if tool == "escalate_issue" else not needs
-            self.rewards.add("routing", w.routing_right if right else w.routing_wrong, agent)
+            if tool == "escalate_issue":
+                reward = w.routing_right if needs else w.routing_wrong
+                if not needs:
+                    ticket.misroute = reward
+            else:  # a send-back only undoes the misroute that sent it here; a wrong one costs
+                reward = w.routing_wrong if needs else -ticket.misroute
+                ticket.misroute = 0.0
+            self.rewards.add("routing", reward, agent)
             ticket.transfers += 1
             self.customers.handed_over(ticket)
             if tool == "escalate_issue":
@@ -619,8 +640,14 @@ class ContactCenter:
             refund, ticket.offered = ticket.offered, None
             verdict = refund_verdict(ticket, refund)
             needed = needed and verdict == "right"
-        reward = w.collateral_damage if verdict == "not_due" else w.step_needed if needed else w.step_wasted
-        self.rewards.add("step", reward, agent)
+        if verdict == "not_due":
+            self.rewards.add("damage", self.prices.collateral_damage, agent)
+            self.kpis.damage("collateral_damage", ticket)
+        else:
+            self.rewards.add("step", w.step_needed if needed else w.step_wasted, agent)
+            if not needed and tool in SPECIALIST_WORK_TOOLS and staff.role == "escalation":
+                self.rewards.add("damage", self.prices.wrong_specialist_work, agent)
+                self.kpis.damage("wrong_specialist_work", ticket)
         if not needed:
             self.customers.wasted_step(ticket)
         if tool not in ticket.done and not verdict.startswith("wrong"):  # a wrong refund leaves it owed
@@ -655,12 +682,12 @@ class ContactCenter:
             }))
         if resolved:
             self.flow["resolved"] = self.flow["resolved"] + 1
-            self.rewards.add("resolution", w.resolution * w.tier_weight.get(ticket.tier, 1.0), agent)
+            self.rewards.add("resolution", self.prices.resolution[ticket.cell], agent)
         else:
             self.flow["closed_unresolved"] = self.flow["closed_unresolved"] + 1
             self._maybe_return(ticket)
         if not on_time:
-            self.rewards.add("sla_breach", w.sla_breach, agent)
+            self.rewards.add("sla_breach", self.prices.sla_breach[ticket.cell], agent)
         if ticket.counted:
             self.kpis.closed(ticket, resolved, on_time, grade.score, mood)
         if self.log is not None:
@@ -742,11 +769,13 @@ class ContactCenter:
         self.rewards.add("waiting", self.meter.collect(end))
         for staff in self.staff:
             if staff.ticket is not None:
+                self.rewards.add("staff_time", (end - staff.busy_since) * self.prices.staff_minute[staff.role], staff.name)
                 self._add_busy(staff, end, finished=False)
                 self._open_at_end(staff.ticket, end)
         for queue in self.queues.values():
             for ticket in queue:
                 self.kpis.queue_unanswered(queue.name, ticket, abandoned=False)
+                self.kpis.queue_minutes(ticket, end - ticket.enqueued_at)
                 self._open_at_end(ticket, end)
         if end != self.horizon:
             self.kpis.window_minutes = end - self.warmup
@@ -763,7 +792,7 @@ class ContactCenter:
         self.kpis.never_answered(ticket)  # still waiting for a first answer, if nobody answered
         if end > ticket.sla_deadline:
             self.kpis.count("sla_breached", ticket)
-            self.rewards.add("sla_breach", self.weights.sla_breach)
+            self.rewards.add("sla_breach", self.prices.sla_breach[ticket.cell])
         if self.log is not None:
             self.log.write(ticket, "open", end)
 
@@ -777,6 +806,7 @@ class ContactCenter:
             end_minute=float(self.end_time or self.horizon),
             kpis=self.kpis.summary(),
             breakdown=self.kpis.breakdown(),
+            by_class=self.kpis.by_class(),
             reward_components=dict(self.rewards.totals),
             flow=dict(self.flow),
             log=self.log.records if self.log is not None else None,

@@ -25,13 +25,14 @@ from typing import Any, ClassVar, Final, TextIO
 from ..config.domain import CATEGORIES, PRIORITIES, ROLES, TIERS
 from ..config.scenario import Scenario
 from .intervals import IntervalKpis
-from .tickets import N_CELLS, Ticket
+from .tickets import CELLS, N_CELLS, Ticket
 
 COUNTS: Final[tuple[str, ...]] = (
     "offered", "queued", "answered", "answered_in_threshold", "waited", "resolved", "abandoned",
     "closed_unresolved", "escalated", "reopened", "first_contact_resolved", "first_contact_closed",
     "sla_met", "sla_breached", "in_system_at_end",
 )
+_CLASS_COLUMNS: Final = ("offered", "resolved", "abandoned", "sla_breached", "queue_minutes")
 BIN_MINUTES: Final = 0.05
 N_BINS: Final = 24_000  # 1,200 minutes; longer waits land in the last bin
 QUEUES: Final[tuple[str, ...]] = ("triage", "resolver", "escalation")
@@ -86,6 +87,10 @@ class KpiAccumulator:
         self.triage = {"triaged": 0, "category_right": 0, "priority_right": 0, "route_right": 0}
         # The customer's mood when the contact left (closed or abandoned), and the replies' grades.
         self.mood = {"left": 0, "sentiment_sum": 0.0, "upset": 0}
+        # Minutes counted contacts spent waiting in any queue (every visit, up to their answer, their
+        # abandonment or the end), per cell; and the damage done to them (the manager's score's inputs).
+        self.queue_minutes_by_cell = [0.0] * N_CELLS
+        self.damages = {"collateral_damage": 0, "wrong_specialist_work": 0}
         self.replies = {"graded": 0, "score_sum": 0.0}
         self._offered, self._reopened, self._queued = (self.counts[n] for n in ("offered", "reopened", "queued"))
 
@@ -93,6 +98,27 @@ class KpiAccumulator:
     def count(self, name: str, ticket: Ticket) -> None:
         if ticket.counted:
             self.counts[name][ticket.cell] += 1
+
+    def queue_minutes(self, ticket: Ticket, minutes: float) -> None:
+        """The contact waited ``minutes`` in a queue (answered, abandoned, or still waiting at the end)."""
+        if ticket.counted:
+            self.queue_minutes_by_cell[ticket.cell] += minutes
+
+    def damage(self, kind: str, ticket: Ticket) -> None:
+        """Damage done to the contact: ``collateral_damage`` or ``wrong_specialist_work``."""
+        if ticket.counted:
+            self.damages[kind] = self.damages[kind] + 1
+
+    def by_class(self) -> dict[str, dict[str, float]]:
+        """Per class of customer (``"priority/tier"``): offered, resolved, abandoned, SLA breaches and
+        the minutes they waited in queues (every visit); what the manager's score prices."""
+        table: dict[str, dict[str, float]] = {}
+        for cell, (priority, tier) in enumerate(CELLS):
+            row = table.setdefault(f"{priority}/{tier}", dict.fromkeys(_CLASS_COLUMNS, 0.0))
+            for name in _CLASS_COLUMNS[:-1]:
+                row[name] += self.counts[name][cell]
+            row["queue_minutes"] += self.queue_minutes_by_cell[cell]
+        return table
 
     def left(self, ticket: Ticket, sentiment: float, upset: bool) -> None:
         """A contact left the center (closed or abandoned) with the customer in this mood."""
@@ -293,6 +319,10 @@ class KpiAccumulator:
         out["reply_score_mean"] = _ratio(self.replies["score_sum"], self.replies["graded"])
         out["sentiment_mean"] = _ratio(self.mood["sentiment_sum"], self.mood["left"])
         out["upset_rate"] = _ratio(self.mood["upset"], self.mood["left"])
+        for role in ROLES:
+            out[f"handled_minutes_{role}"] = self.busy[role]
+            out[f"paid_minutes_{role}"] = self.available[role] + self.overtime[role]
+        out.update(self.damages)
         out.update(self.extra)
         return out
 
@@ -387,6 +417,11 @@ def kpi_definitions(headline_queue: str | None = None, threshold_minutes: float 
         "illegal_actions": "RL environments only: actions the mask forbade (each replaced by a random legal action)",
         "illegal_action_share": "RL environments only: illegal actions / decisions answered by the agents",
         "occupancy_<role>": "busy staff-minutes / (on-shift staff-minutes + minutes spent finishing a ticket off shift), after the warm-up",
+        "handled_minutes_<role>": "busy staff-minutes of the role (a ticket in hand), after the warm-up: the handled time the manager's score pays for",
+        "paid_minutes_<role>": "on-shift staff-minutes of the role plus minutes spent finishing a ticket off shift, after the warm-up",
+        "collateral_damage": "refunds a contact was not owed",
+        "wrong_specialist_work": "specialist tools the escalation desk used on contacts that did not need them",
+        "manager_score": "what the day earned the center by the scenario's manager: rates: resolutions' value less handled staff time, SLA breaches, abandonment and waiting (by priority x tier) and damage (docs: the manager's score)",
     }
     for queue in QUEUES:
         defs[f"service_level_{queue}"] = f"as service_level, for the {queue} queue"

@@ -25,6 +25,8 @@ class SimulationResult:
     #: KPIs per interval of the day, one flat row each (see csr_marl.sim.intervals.interval_definitions).
     intervals: list[dict[str, int | float]] = field(default_factory=list, repr=False)
     interval_minutes: float = 30.0
+    #: Per class of customer ("priority/tier"): offered, resolved, abandoned, SLA breaches, minutes waited.
+    by_class: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         # Every undefined value is the one ``math.nan`` object. Dicts compare values by identity first,

@@ -33,7 +33,7 @@ class Ticket:
         # timing and bookkeeping
         "patience_left", "enqueued_at", "deadline", "waiting_in", "answered_at", "queue_wait",
         "sla_deadline", "cell", "counted", "returns", "cache", "queue_marks",
-        "transfers",
+        "transfers", "misroute",
         # the customer as a person: name, the values their text mentions, mood, the conversation
         "customer", "slot_values", "sentiment", "questions", "dialogue", "said", "grade", "offered",
         # what the rubric reads from the fixed content, worked out once (responses.py)
@@ -78,6 +78,7 @@ class Ticket:
     cache: Any
     queue_marks: int
     transfers: int
+    misroute: float  # the routing cost of sending it to the desk when it did not need it, until sent back
     customer: str
     slot_values: dict[str, str]
     sentiment: float
@@ -105,6 +106,7 @@ class Ticket:
         self.cache: Any = None
         self.queue_marks = 0  # queues entered and taken from (KPIs count each contact's first visit)
         self.transfers = 0  # hand-overs between resolvers and the desk (escalate / return)
+        self.misroute = 0.0
         self.sentiment = 0.0  # the customer's mood in [-1, 1] (customers.sentiment)
         self.questions: tuple[str, ...] = ()  # topics the customer was asked about (ask_customer)
         self.dialogue: tuple[tuple[str, str], ...] = ()  # (question, the customer's reply)
@@ -391,6 +393,8 @@ _CELL: Final = {
     for ti, t in enumerate(TIERS)
     for ci, c in enumerate(CATEGORIES)
 }
+#: Each cell's (priority, tier), in cell order: what a customer class costs does not depend on the category.
+CELLS: Final[tuple[tuple[str, str], ...]] = tuple((p, t) for (p, t, _), _cell in sorted(_CELL.items(), key=lambda kv: kv[1]))
 _NO_SLOTS: Final[dict[str, str]] = {}
 _DEFAULT_NAMES: Final = ("Alex", "Robin", "Sam", "Jordan", "Casey", "Morgan", "Taylor", "Jamie")
 _OTHER_CATEGORIES: Final = {c: [o for o in CATEGORIES if o != c] for c in CATEGORIES}

@@ -28,7 +28,7 @@ from .replications import SEED_SCHEME, Replication, run_replications
 from .summary import Estimate, estimates
 
 HEADLINE: tuple[str, ...] = (
-    "team_return", "service_level", "abandonment_rate", "asa_minutes", "resolution_rate",
+    "team_return", "manager_score", "service_level", "abandonment_rate", "asa_minutes", "resolution_rate",
     "first_contact_resolution", "sla_attainment", "occupancy_resolver", "triage_accuracy",
     "reply_score_mean", "upset_rate",
 )

@@ -1,4 +1,5 @@
-"""One replication = one flat record: the team return and every headline KPI, always the same columns."""
+"""One replication = one flat record: the team return, the manager's score and every headline KPI, always the
+same columns."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import difflib
 import math
 from functools import lru_cache
 
+from ..analysis.manager_score import ManagerRates, score_result
 from ..config.domain import ROLES
 from ..sim.kpis import QUEUES, KpiAccumulator
 from ..sim.result import SimulationResult
@@ -26,7 +28,7 @@ PROPORTIONS: frozenset[str] = frozenset(
 
 #: KPIs that more staff pushes up (True) or down (False); the rest do not move with headcount reliably.
 MORE_STAFF_RAISES: dict[str, bool] = {
-    "team_return": True, "answered": True, "resolved": True, "service_level": True,
+    "team_return": True, "manager_score": True, "answered": True, "resolved": True, "service_level": True,
     "resolution_rate": True, "sla_attainment": True,
     "abandoned": False, "in_system_at_end": False, "p_wait": False, "asa_minutes": False,
     "abandonment_rate": False, "wait_p50_minutes": False, "wait_p90_minutes": False,
@@ -39,13 +41,15 @@ MORE_STAFF_RAISES: dict[str, bool] = {
 
 @lru_cache(maxsize=1)
 def metric_names() -> tuple[str, ...]:
-    """Columns of a replication record: ``team_return`` then every KPI ``simulate`` reports.
+    """Columns of a replication record: ``team_return``, ``manager_score`` (the day's score in the manager's
+    currency, csr_marl.analysis.manager_score), ``manager_net`` (less idle rostered time: for comparing
+    staffing plans), then every KPI ``simulate`` reports.
 
     Per-queue KPIs are listed for every queue, so a record has the same columns whatever queues
     happened to be used (an unused one is NaN).
     """
     empty = KpiAccumulator(1.0, {role: 0.0 for role in ROLES}).summary()
-    return ("team_return", *empty)
+    return ("team_return", "manager_score", "manager_net", *empty)
 
 
 def natural_range(name: str) -> tuple[float, float]:
@@ -56,7 +60,7 @@ def natural_range(name: str) -> tuple[float, float]:
         return -1.0, 1.0
     if name == "reply_score_mean":
         return 0.0, 0.5
-    if name == "team_return":
+    if name in ("team_return", "manager_score", "manager_net"):
         return -math.inf, math.inf
     return 0.0, math.inf
 
@@ -71,7 +75,11 @@ def check_metric(name: str, where: str) -> str:
     return name
 
 
-def replication_record(result: SimulationResult) -> dict[str, float]:
-    """The metrics of one run, in :func:`metric_names` order (NaN where a KPI is undefined)."""
-    values = {"team_return": result.team_return, **result.kpis}
+def replication_record(result: SimulationResult, rates: ManagerRates | None = None) -> dict[str, float]:
+    """The metrics of one run, in :func:`metric_names` order (NaN where a KPI is undefined; the manager's
+    score too without ``rates``, the scenario's ``manager``)."""
+    values: dict[str, float] = {"team_return": result.team_return, **result.kpis}
+    if rates is not None:
+        score = score_result(result, rates)
+        values["manager_score"], values["manager_net"] = score.total, score.net
     return {name: float(values.get(name, float("nan"))) for name in metric_names()}

@@ -50,13 +50,13 @@ class Replication:
 def run_replication(task: Replication) -> dict[str, float]:
     """Run one replication and return its metrics record (runs in a worker)."""
     seed = replication_seed(task.base_seed, task.replication)
-    return replication_record(simulate(task.scenario, task.policy, seed))
+    return replication_record(simulate(task.scenario, task.policy, seed), task.scenario.manager)
 
 
 def run_replication_with_intervals(task: Replication) -> tuple[dict[str, float], list[dict[str, float]]]:
     """Run one replication and return its metrics record and its KPIs per interval (runs in a worker)."""
     result = simulate(task.scenario, task.policy, replication_seed(task.base_seed, task.replication))
-    return replication_record(result), result.intervals
+    return replication_record(result, task.scenario.manager), result.intervals
 
 
 def run_replications(
