@@ -144,8 +144,8 @@ def test_a_missing_fact_loses_exactly_its_part(drawn, part, drop) -> None:
 def test_ids_and_amounts_match_in_any_common_form(drawn, id_form, amount_form) -> None:
     ticket, _ = refund_case(drawn)
     s = ticket.slot_values
-    reply = (f"hi {ticket.customer.lower()}, sorry! For {id_form.format(s['order_id'])} I have refunded "
-             f"{amount_form.format(s['amount'])} to your card. Thanks for your patience.")
+    reply = (f"hi {ticket.customer.lower()}, sorry! For {id_form.format(s['order_id'])} the payment was captured "
+             f"twice, so I have refunded {amount_form.format(s['amount'])} to your card. Thanks for your patience.")
     grade = grade_reply(ticket, reply)
     assert grade.parts["name"] and grade.parts["case_id"] and grade.parts["amount"], grade.notes
 

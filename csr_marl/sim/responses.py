@@ -89,6 +89,7 @@ from ..config.domain import DIAGNOSTIC_TOOLS
 from ..config.scenario import Sentiment
 from ..config.tickets import Template
 from . import reply_wording as wording
+from .fact_details import MONTHS, Detail, date_key, dates_in, records_in, states_value, versions_in
 from .tickets import Ticket
 
 MAX_SCORE = 0.5
@@ -102,8 +103,12 @@ UPSET_BELOW: float = Sentiment.model_fields["upset_below"].default
 MIN_WORDS, MAX_WORDS = 12, 300
 GUARDS: dict[str, float] = {
     "unfinished": 0.5, "too short": 0.2, "too long": 0.5, "stuffing": 0.3, "shouting": 0.5,
-    "false findings": 0.2, "echo": 0.2,
+    "false findings": 0.2, "denies a finding": 0.2, "guessed values": 0.2, "echo": 0.2,
 }
+#: The parts that count in proportion to the findings a reply states (module docstring).
+NEWS_PARTS: tuple[str, ...] = ("name", "case_id", "amount", "resolution", "apology", "courtesy")
+#: The share of a finding's credit a reply earns naming it without any of the values its lookup showed.
+NAMED_WITHOUT_VALUE = 0.25
 #: The share of a reply's three-word phrases found in the customer's text that makes it an echo.
 ECHO_SHARE = 0.5
 ID_SLOTS: tuple[str, ...] = ("order_id", "invoice_id", "tracking_id", "ticket_ref")
@@ -214,7 +219,7 @@ _STOP = frozenset({
     "your", "have", "that", "this", "with", "will", "from", "been", "they", "them", "there", "what",
     "which", "would", "could", "about", "were", "when", "just", "also", "into", "their", "here",
 })
-_Item = tuple[str, re.Pattern[str], bool]  # (what to state, pattern, only in affirmed clauses)
+_Item = tuple[str, re.Pattern[str], str | None]  # (what to state, pattern, the fact it states; None: an action)
 
 
 # --- upset customers -----------------------------------------------------------------------------------
@@ -301,7 +306,7 @@ class _Reading:
     with the readings of the sentences beside it (:func:`_read_sentences`). Sequences are tuples: the
     collector stops tracking a tuple of strings, so a cache of readings costs its full passes little."""
 
-    __slots__ = ("low", "words", "affirmed", "apology", "blame", "courtesy", "vocabulary", "bangs",
+    __slots__ = ("low", "words", "affirmed", "denied", "apology", "blame", "courtesy", "vocabulary", "bangs",
                  "shouted", "letters", "capitals", "clauses", "negated")
 
     def __init__(
@@ -321,17 +326,22 @@ class _Reading:
         self.capitals = capitals  # of which capitals
         self.clauses: tuple[str, ...] = ()
         self.negated: tuple[bool, ...] = ()
+        self.denied = ""  # the clauses with a negation, joined by " | "
 
 
 def _read(message: str) -> _Reading:
     """The reading of a whole reply."""
     low = message.lower()
     clauses = _CLAUSE.split(low)
+    denied = ""
     if _NEGATION.search(low):  # a reply with no negation anywhere has none in any clause
         affirmed = " | ".join(c for c in clauses if c and not _NEGATION.search(c))
+        denied = " | ".join(c for c in clauses if c and _NEGATION.search(c))
     else:
         affirmed = " | ".join(c for c in clauses if c)
-    return _reading(message, low, affirmed)
+    reading = _reading(message, low, affirmed)
+    reading.denied = denied
+    return reading
 
 
 def _reading(message: str, low: str, affirmed: str) -> _Reading:
@@ -370,6 +380,7 @@ def _read_sentence(sentence: str) -> _Reading | None:
         negated = [False] * len(clauses)
     reading = _reading(sentence, low, " | ".join(c for c, no in zip(clauses, negated) if c and not no))
     reading.clauses, reading.negated = tuple(clauses), tuple(negated)
+    reading.denied = " | ".join(c for c, no in zip(clauses, negated) if c and no)
     if len(_SENTENCE_READINGS) >= _SENTENCE_LIMIT:
         _SENTENCE_READINGS.clear()
     _SENTENCE_READINGS[sentence] = reading
@@ -416,11 +427,13 @@ def _read_sentences(sentences: list[str]) -> _Reading:
         vocabulary += reading.vocabulary
         letters += reading.letters
         capitals += reading.capitals
-    return _Reading(
+    joined = _Reading(
         " ".join([reading.low for reading in readings]), tuple(words),
         " | ".join([c for c, no in zip(clauses, negated) if c and not no]),
         apology, blame, courtesy, vocabulary, bangs, tuple(shouted), letters, capitals,
     )
+    joined.denied = " | ".join([c for c, no in zip(clauses, negated) if c and no])
+    return joined
 
 
 def _grade(ticket: Ticket, message: str, echo_guard: bool) -> ReplyGrade:
@@ -454,22 +467,29 @@ def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade
     # The resolution, only for a resolvable ticket.
     resolvable = ticket.resolvable()
     stated = 0.0  # the share of what the reply must state that it states
+    findings: float | None = None  # the share of the findings it states (None: nothing was found)
     if not resolvable:
         lose("resolution", "the ticket is not resolved: required steps are missing")
     else:
         items = _resolution_items(tuple(done), tuple(ticket.revealed.items()))
-        missing = [what for what, pattern, strict in items if not pattern.search(affirmed if strict else low)]
-        stated = 1.0 - len(missing) / len(items) if items else 1.0
+        missing: list[str] = []
+        credit = found = 0.0
+        n_found = 0
+        for what, pattern, fact in items:
+            if fact is None:  # an action taken: stated in an affirmed clause
+                share = 1.0 if pattern.search(affirmed) else 0.0
+            else:
+                share = _item_credit(reading, pattern, ticket.details.get(fact))
+                found += share
+                n_found += 1
+            credit += share
+            if share < 1.0:
+                missing.append(what if share == 0.0 else f"{what} (named without the values the lookup showed)")
+        stated = credit / len(items) if items else 1.0
+        if n_found:
+            findings = found / n_found
         if missing:
             lose("resolution", f"does not state: {', '.join(missing)}", stated)
-    # Identifiers copied from the ticket tell the customer nothing on their own: the facts parts count
-    # in proportion to what the reply states of the findings and actions.
-    if stated < 1.0:
-        for part in ("name", "case_id", "amount"):
-            if parts[part]:
-                parts[part] = round(parts[part] * stated, 6)
-        if stated == 0.0:
-            notes.append("names the customer's details but states nothing found or done")
     # Tone.
     if not reading.apology and is_upset(ticket):
         lose("apology", "no apology to an upset customer")
@@ -477,6 +497,17 @@ def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade
         lose("no_blame", f"blames the customer ({reading.blame!r})")
     if not reading.courtesy:
         lose("courtesy", "no thanks or please")
+    # What only reading earns (scoring v3): the identifiers, the resolution and the courtesies count in
+    # proportion to what the reply states of the findings (with their values), or of everything it
+    # must state when nothing was looked up; a reply that states nothing found keeps only the parts
+    # for what it does not do wrong (no blame, no false promise).
+    news = findings if findings is not None else stated
+    if news < 1.0:
+        for part in NEWS_PARTS:
+            if parts[part]:
+                parts[part] = round(parts[part] * news, 6)
+        if news == 0.0:
+            notes.append("states nothing the lookups found: only the no-blame and no-false-promise parts count")
     # Forbidden promises.
     revealed = ticket.revealed
     for claim, (tools, stems, pattern) in wording.CLAIMS.items():
@@ -490,11 +521,17 @@ def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade
     # Guards.
     factor = 1.0
     guards = list(_guards(reading, slots, resolvable))
-    false_findings = _false_findings(affirmed, ticket.revealed, done)
+    false_findings = _false_findings(low, ticket.revealed, done)
     if len(false_findings) >= 2:
-        guards.append(("false findings", f"states findings this ticket does not have ({', '.join(false_findings[:4])})"))
-    if echoed is not None and _echoes(words, ticket.text):
-        guards.append(("echo", "repeats the customer's own message"))
+        guards.append(("false findings", f"names findings this ticket does not have ({', '.join(false_findings[:4])})"))
+    denied = _denied_findings(reading, ticket)
+    if denied:
+        guards.append(("denies a finding", f"denies what this ticket has ({', '.join(denied[:4])})"))
+    guessed = _guessed_values(low, ticket)
+    if len(guessed) >= 2:
+        guards.append(("guessed values", f"dates or record numbers no lookup showed ({', '.join(guessed[:4])})"))
+    if echoed is not None and _echoes(words, customer_words(ticket)):
+        guards.append(("echo", "repeats what the customer said"))
     for guard, why in guards:
         factor *= GUARDS[guard]
         notes.append(f"{guard}: {why} (score x{GUARDS[guard]})")
@@ -503,11 +540,80 @@ def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade
     return ReplyGrade(score=score, parts=parts, notes=tuple(notes), factor=factor)
 
 
-def _false_findings(affirmed: str, revealed: dict[str, str], done: tuple[str, ...]) -> list[str]:
-    """Finding values a reply states (in affirmed clauses) that the lookups did not reveal: a stem
+def _item_credit(reading: _Reading, pattern: re.Pattern[str], detail: Detail | None) -> float:
+    """The share of a finding's resolution item a reply earns: 0 when denied; with a detail (what the lookup showed), 1 when one of its values
+    is given, :data:`NAMED_WITHOUT_VALUE` when only named; without one, 1 when named."""
+    affirmed, denied = _polarity(reading, pattern)
+    if denied:
+        return 0.0
+    if detail is not None and detail.values:
+        if states_value(detail, reading.low):
+            return 1.0
+        return NAMED_WITHOUT_VALUE if affirmed else 0.0
+    return 1.0 if affirmed else 0.0
+
+
+def _polarity(reading: _Reading, pattern: re.Pattern[str]) -> tuple[bool, bool]:
+    """Whether ``pattern`` is affirmed and whether it is denied in the reply: found in a clause without
+    a negation, or in a clause with one -- a negation inside the words found is their own ("refund
+    not issued" affirms that finding), one outside them denies it ("no sign of a duplicate charge")."""
+    affirmed = pattern.search(reading.affirmed) is not None
+    denied = False
+    if reading.denied:
+        for clause in reading.denied.split(" | "):
+            rest, found = pattern.subn(" ", clause)
+            if found:
+                if _NEGATION.search(rest):
+                    denied = True
+                else:
+                    affirmed = True
+    return affirmed, denied
+
+
+def _denied_findings(reading: _Reading, ticket: Ticket) -> list[str]:
+    """The ticket's own findings (its hidden fact values, looked up or not) that the reply denies."""
+    if not reading.denied:
+        return []
+    return [value.replace("_", " ") for value in ticket.facts.values()
+            if _polarity(reading, _finding_pattern(value))[1]]
+
+
+def _finding_pattern(value: str) -> re.Pattern[str]:
+    """What names the finding ``value``: its vocabulary and its own name ("duplicate capture")."""
+    stems = wording.FINDING_WORDS.get(value) or wording.ACTION_FINDING_WORDS.get(value) or ()
+    return _alternation((*stems, re.escape(value.replace("_", " "))))
+
+
+def customer_words(ticket: Ticket) -> str:
+    """Everything the customer has said on the ticket: their message and each answer to a question."""
+    if not ticket.dialogue:
+        return ticket.text
+    return "\n".join([ticket.text, *(answer for _, answer in ticket.dialogue)])
+
+
+def _guessed_values(low: str, ticket: Ticket) -> list[str]:
+    """Dates, six-digit record numbers and versions in the reply that no lookup of this ticket showed
+    and the customer never wrote: what a reply that guesses the record looks like."""
+    dates, records, versions = dates_in(low), records_in(low), versions_in(low)
+    if not (dates or records or versions):
+        return []
+    shown = [value for detail in ticket.details.values() for _, value in detail.values]
+    theirs = customer_words(ticket).lower()
+    known_dates = {date_key(v) for v in shown if v[:1].isalpha()} | dates_in(theirs)
+    known_records = {v for v in shown if v.isdigit()} | records_in(theirs) | {
+        run for value in ticket.slot_values.values() for run in _DIGITS.findall(value)
+    }
+    known_versions = {v for v in shown if v.count(".") == 2} | versions_in(theirs)
+    guessed = [f"{MONTHS[m]} {d}" for m, d in sorted(dates - known_dates)]
+    guessed += sorted(records - known_records) + sorted(versions - known_versions)
+    return guessed
+
+
+def _false_findings(low: str, revealed: dict[str, str], done: tuple[str, ...]) -> list[str]:
+    """Finding values a reply names, affirmed or denied, that the lookups did not reveal: a stem
     counts only when no revealed value or action taken shares it."""
     return [value for value, pattern, anchors in _false_finding_patterns(tuple(revealed.values()), done)
-            if (anchors is None or any(anchor in affirmed for anchor in anchors)) and pattern.search(affirmed)]
+            if (anchors is None or any(anchor in low for anchor in anchors)) and pattern.search(low)]
 
 
 _FALSE_PATTERNS: dict[tuple[frozenset[str], frozenset[str]], list[tuple[str, re.Pattern[str], tuple[str, ...] | None]]] = {}
@@ -537,10 +643,17 @@ def _false_finding_patterns(
         + ([*wording.SHIPPING_ACTIONS.values()] if "update_shipping" in done else [])
     ):
         true_stems.update(_stems_stated(sentence))
+    true_text = " ".join(
+        [wording.FINDINGS.get(value, "") for value in revealed] + [wording.ACTIONS.get(tool, "") for tool in done]
+    ).lower()
     patterns = []
-    for value, stems in wording.FINDING_WORDS.items():
+    for value in (*wording.FINDING_WORDS, *wording.ACTION_FINDING_WORDS):
         if value in revealed:
             continue
+        stems = wording.FINDING_WORDS.get(value, ())
+        name = value.replace("_", " ")
+        if " " in name and name not in true_text:  # its own name, when it is a phrase
+            stems = (*stems, re.escape(name))
         false = tuple(stem for stem in stems if stem not in true_stems)
         if false:
             patterns.append((value.replace("_", " "), *_alternation_of(false)))
@@ -665,7 +778,7 @@ def _resolution_items(done: tuple[str, ...], revealed: tuple[tuple[str, str], ..
             stems = wording.ACTION_WORDS[tool]
         else:
             continue  # diagnostics are stated through what they revealed; ask_customer is talk
-        items.append((tool.replace("_", " "), _alternation(stems), True))
+        items.append((tool.replace("_", " "), _alternation(stems), None))
     for fact, value in revealed:
         finding = wording.FINDING_WORDS.get(value) or wording.ACTION_FINDING_WORDS.get(value)
         if finding is None and value not in wording.FINDINGS:  # a value of another bank: its own words
@@ -673,7 +786,7 @@ def _resolution_items(done: tuple[str, ...], revealed: tuple[tuple[str, str], ..
         elif finding is not None:  # the value named as such ("duplicate capture") states it too
             finding = (*finding, re.escape(value.replace("_", " ")))
         if finding is not None:
-            items.append((f"{fact.replace('_', ' ')} {value.replace('_', ' ')}", _alternation(finding), False))
+            items.append((f"{fact.replace('_', ' ')} {value.replace('_', ' ')}", _alternation(finding), fact))
     if len(_ITEMS) > 4096:
         _ITEMS.clear()
     _ITEMS[key] = items
@@ -756,8 +869,12 @@ def _documented_sentences(ticket: Ticket) -> list[str]:
     amount = slots.get("amount")
     money = f"${amount}" if amount else "the full amount"
     lines.append(f"I have looked into {reference}" + (f" and the payment of {money}" if amount else "") + ".")
+    details = ticket.details
     for fact, value in ticket.revealed.items():
         lines.append(wording.FINDINGS.get(value) or f"The {fact.replace('_', ' ')} is {value.replace('_', ' ')}.")
+        detail = details.get(fact)
+        if detail is not None:
+            lines.append(f"Our records show: {detail.text}.")
     for tool in ticket.done:
         if tool == "update_shipping":
             value = ticket.revealed.get("order_status") or ticket.revealed.get("device_state") or ""
@@ -805,7 +922,7 @@ def grade_documented(ticket: Ticket, resolvable: bool | None = None) -> ReplyGra
     else:
         work = tuple(tool for tool in done if tool not in DIAGNOSTIC_TOOLS)
     key = (
-        fixed, work, tuple(ticket.revealed.items()), is_upset(ticket),
+        fixed, work, tuple(ticket.revealed.items()), tuple(ticket.details), is_upset(ticket),
         ticket.resolvable() if resolvable is None else resolvable,
     )
     grade = _DOCUMENTED.get(key)

@@ -54,6 +54,7 @@ class TicketView:
     returning: bool = False  # the customer wrote in before about this issue
     escalated: bool = False
     facts: dict[str, str] = field(default_factory=dict)  # what the tools revealed
+    fact_details: dict[str, str] = field(default_factory=dict)  # the record behind each finding (dates, numbers)
     amount_on_record: float | None = None  # the order's or payment's amount, once a lookup showed it
     steps_done: list[str] = field(default_factory=list)
     history: list[str] = field(default_factory=list)  # what happened on the ticket, one line each
@@ -76,6 +77,7 @@ def ticket_view(ticket: Ticket, now: float, conversation: Sequence[str] = ()) ->
         returning=bool(ticket.contact),
         escalated=ticket.escalated,
         facts=dict(sorted(ticket.revealed.items())),
+        fact_details={fact: detail.text for fact, detail in sorted(ticket.details.items())},
         amount_on_record=record_amount(ticket),
         steps_done=list(ticket.done),
         history=list(conversation),
@@ -143,7 +145,8 @@ def _ticket_lines(ticket: Ticket, now: float) -> list[str]:
         lines.append("It was escalated to the desk.")
     lines += ["", f"Subject: {ticket.subject}", ticket.body]
     if ticket.revealed:
-        found = [f"{k} = {v}" for k, v in sorted(ticket.revealed.items())]
+        details = ticket.details
+        found = [f"{k} = {v}" + (f" ({details[k].text})" if k in details else "") for k, v in sorted(ticket.revealed.items())]
         amount = record_amount(ticket)
         if amount is not None:
             found.append(f"amount on record = ${amount:.2f}")
