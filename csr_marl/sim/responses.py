@@ -108,7 +108,7 @@ GUARDS: dict[str, float] = {
 #: The parts that count in proportion to the findings a reply states (module docstring).
 NEWS_PARTS: tuple[str, ...] = ("name", "case_id", "amount", "resolution", "apology", "courtesy")
 #: The share of a finding's credit a reply earns naming it without any of the values its lookup showed.
-NAMED_WITHOUT_VALUE = 0.25
+NAMED_WITHOUT_VALUE = 0.0
 #: The share of a reply's three-word phrases found in the customer's text that makes it an echo.
 ECHO_SHARE = 0.5
 ID_SLOTS: tuple[str, ...] = ("order_id", "invoice_id", "tracking_id", "ticket_ref")
