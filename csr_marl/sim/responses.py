@@ -106,7 +106,7 @@ GUARDS: dict[str, float] = {
     "false findings": 0.2, "denies a finding": 0.2, "guessed values": 0.2, "echo": 0.2,
 }
 #: The parts that count in proportion to the findings a reply states (module docstring).
-NEWS_PARTS: tuple[str, ...] = ("name", "case_id", "amount", "resolution", "apology", "courtesy")
+NEWS_PARTS: tuple[str, ...] = ("name", "case_id", "amount", "resolution", "apology")
 #: The share of a finding's credit a reply earns naming it without any of the values its lookup showed.
 NAMED_WITHOUT_VALUE = 0.0
 #: The share of a reply's three-word phrases found in the customer's text that makes it an echo.
@@ -497,17 +497,17 @@ def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade
         lose("no_blame", f"blames the customer ({reading.blame!r})")
     if not reading.courtesy:
         lose("courtesy", "no thanks or please")
-    # What only reading earns (scoring v3): the identifiers, the resolution and the courtesies count in
-    # proportion to what the reply states of the findings (with their values), or of everything it
-    # must state when nothing was looked up; a reply that states nothing found keeps only the parts
-    # for what it does not do wrong (no blame, no false promise).
+    # What only reading earns (scoring v3): the identifiers, the resolution and an apology owed to an
+    # upset customer count in proportion to what the reply states of the findings (with their values),
+    # or of everything it must state when nothing was looked up: "sorry" added to a canned reply buys
+    # nothing.
     news = findings if findings is not None else stated
     if news < 1.0:
         for part in NEWS_PARTS:
-            if parts[part]:
+            if parts[part] and (part != "apology" or is_upset(ticket)):
                 parts[part] = round(parts[part] * news, 6)
         if news == 0.0:
-            notes.append("states nothing the lookups found: only the no-blame and no-false-promise parts count")
+            notes.append("states nothing the lookups found: identifiers, resolution and apology earn nothing")
     # Forbidden promises.
     revealed = ticket.revealed
     for claim, (tools, stems, pattern) in wording.CLAIMS.items():

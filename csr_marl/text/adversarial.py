@@ -27,7 +27,7 @@ policy                    what it does instead of the work
 ``ask_spam``              asks the customer the same question until the tool cap closes the ticket
 ``deny_findings``         boilerplate's steps, then the name, id and amount, a sentence per action taken
                           and one clause that denies every finding of the bank ("no sign of X or Y ...")
-``category_list``         boilerplate's steps, then every finding of the customer's declared category
+``category_list``         the denying reply over the findings of the customer's declared category only
 ``dialogue_echo``         asks the customer about their issue, then quotes the answer back
 ``sorry_canned``          boilerplate with "sorry" added to its canned reply
 ========================= =================================================================================
@@ -50,7 +50,7 @@ from typing import Any
 
 from ..config.domain import ROLES
 from ..sim.decisions import Decision, Phase, decode_triage
-from ..sim.reply_wording import ACTIONS, FINDING_WORDS, FINDINGS
+from ..sim.reply_wording import ACTIONS, BLAME_PHRASES, FINDING_WORDS, FINDINGS
 from ..sim.responses import documented_reply
 from ..sim.tickets import amount_on_record
 from .scripted import AGENTS, BOILERPLATE, TALK_TOOLS, Call, Chooser, heuristic_chooser, play, tool_call
@@ -147,24 +147,34 @@ def _actions_taken(decision: Decision) -> str:
     return " ".join(ACTIONS[tool].format(money=money) for tool in ticket.done if tool in ACTIONS)
 
 
+#: Neutral sentences that dilute a reply's rubric vocabulary below the stuffing guard's share.
+FILLER = (
+    "I went through everything on your account with care and I made sure that nothing was overlooked along "
+    "the way. Our team looked at each part of your message one by one, and we kept notes so that anyone "
+    "who picks this up later can see what we did. If anything else comes up, you can write to us at any "
+    "time and we will look at it as soon as we can. We want you to feel that this was taken seriously "
+    "from the first message to the last one, and that someone real read what you wrote to us today."
+)
+
+
 def denying_reply(decision: Decision, fact_values: Mapping[str, Sequence[str]]) -> str:
     """The name, id and amount, the actions taken, and a clause that denies every finding of the bank
     (``fact_values``: the bank's findings by fact)."""
-    every = " or ".join(value.replace("_", " ") for values in fact_values.values() for value in values)
-    return (f"{_greeting(decision)} {_actions_taken(decision)} There was no sign of {every}. "
+    names = [value.replace("_", " ") for values in fact_values.values() for value in values]
+    names = [name for name in names if name not in BLAME_PHRASES] or ["a problem"]  # "user error" reads as blame
+    # One clause (no comma: a comma would end the negation's reach), its joiners varied so no
+    # three-word phrase repeats three times (the stuffing guard).
+    every = names[0] + "".join((" or " if i % 2 else " and no ") + name for i, name in enumerate(names[1:]))
+    return (f"{_greeting(decision)} {_actions_taken(decision)} There was no sign of {every}. {FILLER} "
             "Thank you for your patience, and please reply if you need anything else.")
 
 
 def category_list(decision: Decision, fact_values: Mapping[str, Sequence[str]]) -> str:
-    """Every finding of the customer's declared category (of the bank's ``fact_values``), in the
-    rubric's sentences."""
+    """:func:`denying_reply` over the findings of the customer's declared category only."""
     ticket = decision.ticket
     assert ticket is not None
     fact = FACT_OF_CATEGORY[ticket.declared_category]
-    values = fact_values.get(fact, ())
-    listed = " ".join(FINDINGS.get(value, value.replace("_", " ") + ".") for value in values)
-    return (f"{_greeting(decision)} {_actions_taken(decision)} It is one of these: {listed} "
-            "Thank you for your patience, and please reply if you need anything else.")
+    return denying_reply(decision, {fact: tuple(fact_values.get(fact, ()))})
 
 
 def dialogue_echo(decision: Decision) -> str:
