@@ -41,9 +41,23 @@ claims count only in clauses without a negation ("we could not refund" claims no
 resolution asks for is what only reading and the lookups reveal: each revealed value, in its own
 words (a pending hold, a duplicate capture, a lost parcel, ...), and each action taken.
 
-**Identifiers are not news** (scoring v2): the ``name``, ``case_id`` and ``amount`` parts count in
-proportion to the share of the resolution the reply states, so a reply that only copies the name,
-order and amount from the ticket (a filled-in template) earns what the canned reply earns.
+**Findings carry values** (scoring v3): where the bank writes a detail for a finding (the record its
+lookup shows, ``ticket.details``: :mod:`.fact_details`), the finding's share of the resolution is
+earned only when the reply gives one of the detail's values -- a date ("June 22", "Jun 22nd", "22
+June", "6/22"), a six-digit record number or a version -- and :data:`NAMED_WITHOUT_VALUE` (0) of it
+when the finding is only named. A finding without a detail (another bank's) counts by its words.
+
+**Denials are claims** (scoring v3): a reply is read for what it asserts about each finding. A clause
+with a negation that names a finding denies it, unless the negation lies inside the finding's own
+words ("the refund had not been issued" affirms ``refund_not_issued``). A denied finding earns nothing.
+
+**Only news earns** (scoring v3): when a lookup revealed something, the ``name``, ``case_id``,
+``amount`` and ``resolution`` parts, and the ``apology`` owed to an upset customer, count in
+proportion to the share of the findings the reply states (or of everything it must state, when that
+is smaller), so a reply that copies the name, order and
+amount, states the actions taken and apologises, without a finding's value, earns what the canned
+reply earns. When nothing was revealed, the identifiers count in proportion to the share of the
+actions it states (scoring v2).
 
 **Guards** multiply the sum of the parts (``score = sum(parts) * factor``, clipped to [0, 0.5]; the
 product of the factors that apply is ``ReplyGrade.factor``, each with a note):
@@ -56,11 +70,17 @@ product of the factors that apply is ``ReplyGrade.factor``, each with a note):
   makes up 10% of the reply (5 times or more), or a three-word phrase repeats 3 times;
 * ``shouting`` x0.5 -- "!!", two or more words of 4+ capitals (acronyms such as USPS or GDPR aside), or
   over 60% capital letters;
-* ``false findings`` x0.2 -- the reply states (in affirmed clauses) findings of two or more values the
-  lookups did not reveal for this ticket (a "pending hold" on a duplicate capture, "in transit" on a
-  payment): a reply that lists every possible finding is graded as the false claim it is;
-* ``echo`` x0.2 -- at least half of the reply's three-word phrases come from the customer's own
-  message (an agent's own reply only: the documented reply below is the environment's wording).
+* ``false findings`` x0.2 -- the reply names, affirmed or denied, findings of two or more values the
+  lookups did not reveal for this ticket (a "pending hold" on a duplicate capture, "no sign of a
+  backorder" on a payment; a finding's words or its own name, "customs hold"): a reply that lists every
+  possible finding, in either polarity, is noise;
+* ``denies a finding`` x0.2 -- the reply denies one of the ticket's own findings ("there was no
+  duplicate charge" when the lookup found a duplicate capture): a false claim;
+* ``guessed values`` x0.2 -- two or more dates, six-digit record numbers or versions that no lookup of
+  this ticket showed and the customer never wrote;
+* ``echo`` x0.2 -- at least half of the reply's three-word phrases come from what the customer said:
+  their message or any answer to a question (an agent's own reply only: the documented reply below is
+  the environment's wording).
 
 **Upset** (:func:`is_upset`): sentiment below :data:`UPSET_BELOW` (-0.3, the default of
 ``customers.sentiment.upset_below``), a returning contact (``contact > 0``), or anger or urgency in the
@@ -71,7 +91,8 @@ or one of the ticket's own values such as a promo code).
 **The documented reply** (:func:`documented_reply`) is what agents that cannot write (vector-mode RL
 agents) say, built from the visible state only: "Hi {name}," an apology if the customer is upset, "I
 have looked into {order #id | invoice id | shipment id | case ref} [and the payment of ${amount}].", one
-sentence per revealed fact in the playbook's words, one per work tool done, then "Thank you for your
+sentence per revealed fact in the playbook's words (with "Our records show: {detail}." after it when
+the lookup showed a record), one per work tool done, then "Thank you for your
 patience, and please reply ...". It never claims more than was done, so it scores high (0.5 on a
 resolvable ticket after the right workflow) and low when steps are missing. :func:`grade_documented`
 caches its grade by everything the grade depends on, so the core pays a dict lookup per close.
@@ -105,8 +126,6 @@ GUARDS: dict[str, float] = {
     "unfinished": 0.5, "too short": 0.2, "too long": 0.5, "stuffing": 0.3, "shouting": 0.5,
     "false findings": 0.2, "denies a finding": 0.2, "guessed values": 0.2, "echo": 0.2,
 }
-#: The parts that count in proportion to the findings a reply states (module docstring).
-NEWS_PARTS: tuple[str, ...] = ("name", "case_id", "amount", "resolution", "apology")
 #: The share of a finding's credit a reply earns naming it without any of the values its lookup showed.
 NAMED_WITHOUT_VALUE = 0.0
 #: The share of a reply's three-word phrases found in the customer's text that makes it an echo.
@@ -501,13 +520,18 @@ def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade
     # upset customer count in proportion to what the reply states of the findings (with their values),
     # or of everything it must state when nothing was looked up: "sorry" added to a canned reply buys
     # nothing.
-    news = findings if findings is not None else stated
-    if news < 1.0:
-        for part in NEWS_PARTS:
-            if parts[part] and (part != "apology" or is_upset(ticket)):
-                parts[part] = round(parts[part] * news, 6)
-        if news == 0.0:
-            notes.append("states nothing the lookups found: identifiers, resolution and apology earn nothing")
+    # Only news earns: the identifiers count in proportion to what the reply states (of the findings
+    # and of everything), the resolution and an apology owed in proportion to the findings it states.
+    if findings is None:
+        findings = 1.0  # nothing was found to state: the identifiers count beside the actions (v2)
+    for part, share in (("name", min(findings, stated)), ("case_id", min(findings, stated)),
+                        ("amount", min(findings, stated)), ("resolution", findings),
+                        ("apology", findings if is_upset(ticket) else 1.0)):
+        if share < 1.0 and parts[part]:
+            parts[part] = round(parts[part] * share, 6)
+    if min(findings, stated) == 0.0:
+        notes.append("states nothing the lookups found: identifiers, resolution and apology earn nothing"
+                     if findings == 0.0 else "names the customer's details but states nothing found or done")
     # Forbidden promises.
     revealed = ticket.revealed
     for claim, (tools, stems, pattern) in wording.CLAIMS.items():
