@@ -44,7 +44,7 @@ class Detail:
     values: tuple[tuple[str, str], ...]  # (placeholder, value) for each credited placeholder used
 
 
-def reveal_detail(ticket: Ticket, fact: str, salt: int) -> Detail | None:
+def reveal_detail(ticket: Ticket, fact: str, salt: object) -> Detail | None:
     """The detail of ``ticket``'s hidden ``fact`` as its lookup shows it (None: the bank writes none);
     ``salt``: the episode's seed (its root entropy)."""
     value = ticket.facts.get(fact)

@@ -101,7 +101,7 @@ def reply_of(blocks: Sequence[str], v: Visible) -> str:
 
 def play_reply(session: TextSession, blocks: Sequence[str], seed: int, max_calls: int = 400) -> float:
     """One episode: the boilerplate agent's steps, then the reply ``blocks`` write; its score."""
-    turn = session.reset(seed=seed)
+    turn: object = session.reset(seed=seed)
     fact_values = {fact: tuple(values) for fact, values in session.center.bank.fact_values.items()}
 
     def reply(decision: Decision) -> str:
@@ -109,7 +109,7 @@ def play_reply(session: TextSession, blocks: Sequence[str], seed: int, max_calls
 
     choose = heuristic_chooser(session, seed, reply, copy_labels=True)
     calls = 0
-    while turn is not None and calls < max_calls:
+    while turn is not None and session.decision is not None and calls < max_calls:
         turn = session.step(*choose(session.decision, calls)).turn
         calls += 1
     if turn is not None:
@@ -142,7 +142,8 @@ def search(
         return cache[sequence]
 
     frontier: list[tuple[str, ...]] = [()]
-    best, best_mean = (), mean(())
+    best: tuple[str, ...] = ()
+    best_mean = mean(best)
     history = [best_mean]
     for _ in range(rounds):
         children = {(*parent, block) for parent in frontier for block in pool if block not in parent}
