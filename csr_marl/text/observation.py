@@ -145,12 +145,14 @@ def _ticket_lines(ticket: Ticket, now: float) -> list[str]:
         lines.append("It was escalated to the desk.")
     lines += ["", f"Subject: {ticket.subject}", ticket.body]
     if ticket.revealed:
-        details = ticket.details
-        found = [f"{k} = {v}" + (f" ({details[k].text})" if k in details else "") for k, v in sorted(ticket.revealed.items())]
+        found = [f"{k} = {v}" for k, v in sorted(ticket.revealed.items())]
         amount = record_amount(ticket)
         if amount is not None:
             found.append(f"amount on record = ${amount:.2f}")
         lines += ["", "Your tools found: " + "; ".join(found) + "."]
+        if ticket.details:
+            lines.append("Their records: " + "; ".join(
+                f"{fact} -- {detail.text}" for fact, detail in sorted(ticket.details.items())) + ".")
     if ticket.done:
         lines.append("Steps done: " + ", ".join(ticket.done) + ".")
     return lines
