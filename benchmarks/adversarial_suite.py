@@ -1,14 +1,15 @@
 """The adversarial suite: policies that skip the work against the ladder, on every named task.
 
 Plays every policy of ``csr_marl.text.adversarial.SUITE`` on the eight named tasks and the default text
-day (the standard day until 30 tickets are closed, every role played), seeds 0-19, in process; with
-``--server`` it also starts ``csr-marl serve`` on 127.0.0.1, sends each episode's calls through the
-project's client and checks that every score is identical. Prints the table with 95% confidence
-intervals and the targets; ``--write`` writes ``benchmarks/results/adversarial_suite.md`` (the
-"before" column comes from ``adversarial_suite_v1.json``, the same policies under scoring v1).
+day (the standard day until 30 tickets are closed, every role played), held-out seeds 0-39, in process,
+and the adaptive adversary (``csr_marl.text.adaptive``): its reply is searched on training seeds
+1000-1002 and scored on the held-out seeds. Prints the table with paired 95% intervals against
+boilerplate and the targets; ``--write`` writes ``benchmarks/results/adversarial_suite.md`` and
+``adversarial_suite.json`` (every score). The same episodes over ``csr-marl serve`` are checked by
+tests/test_adversarial.py's slow test.
 
-    python benchmarks/adversarial_suite.py --server            # print only
-    python benchmarks/adversarial_suite.py --server --write    # regenerate the page
+    python benchmarks/adversarial_suite.py             # print only
+    python benchmarks/adversarial_suite.py --write     # regenerate the page
 """
 
 from __future__ import annotations
@@ -16,140 +17,113 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 from csr_marl.analysis.stats import mean_ci
-from csr_marl.text.adversarial import ADVERSARIES, DEFAULT_DAY, DEFAULT_DAY_OVERRIDES, SUITE, SuiteRun, reset_options, run_suite
+from csr_marl.text.adaptive import play_reply, search
+from csr_marl.text.adversarial import ADVERSARIES, DEFAULT_DAY, DEFAULT_DAY_OVERRIDES, SUITE, SuiteRun, run_suite, suite_session
+from csr_marl.text.scoring import SCORING_VERSION
 from csr_marl.text.tasks import GRPO_TASKS
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 TASKS = (*GRPO_TASKS, DEFAULT_DAY)
+RESOLVER_TASKS = ("tasks/order_status", "tasks/refund", "tasks/payment_failure", "tasks/one_ticket", "tasks/few_tickets")
+TRAIN_SEEDS = range(1000, 1003)  # the adaptive search's training seeds (never scored on the page)
 
 
-def server_scores(run: SuiteRun) -> dict[tuple[str, str, int], float]:
-    """Every recorded episode replayed over a real ``csr-marl serve``: (task, policy, seed) -> score."""
-    from csr_marl.serve.replay import replay_episodes
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "csr_marl", "serve", "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("csr-marl serve did not come up") from None
-                time.sleep(0.3)
-        return replay_episodes(url, run.calls, reset_options)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+def paired(a: list[float], b: list[float]) -> tuple[float, float, float]:
+    """The mean of ``a - b`` seed by seed and its 95% interval (t, over seeds)."""
+    return mean_ci([x - y for x, y in zip(a, b)])
 
 
-def targets(run: SuiteRun, task: str) -> list[str]:
-    """The targets that fail on ``task`` (empty: all hold)."""
-    mean = {policy: run.mean(task, policy) for policy in SUITE}
+def targets(run: SuiteRun, task: str, adaptive: list[float]) -> list[str]:
+    """The targets that fail on ``task`` (empty: all hold), judged on paired differences."""
+    scores = run.scores
+    boiler, careful = scores[(task, "boilerplate")], scores[(task, "careful")]
     failed = []
-    if mean["careful"] < 0.85:
-        failed.append(f"careful {mean['careful']:.3f} < 0.85")
-    if not mean["idle"] < mean["spam"] < mean["boilerplate"] < mean["careful"]:
-        failed.append("idle < spam < boilerplate < careful")
-    for policy in ADVERSARIES:
-        if mean[policy] > mean["boilerplate"] + 1e-9:
-            failed.append(f"{policy} {mean[policy]:.3f} > boilerplate {mean['boilerplate']:.3f}")
-        if mean[policy] > mean["careful"] - 0.25 + 1e-9:
-            failed.append(f"{policy} {mean[policy]:.3f} within 0.25 of careful")
+    if run.mean(task, "careful") < 0.85:
+        failed.append(f"careful {run.mean(task, 'careful'):.3f} < 0.85")
+    rivals = {policy: scores[(task, policy)] for policy in ADVERSARIES} | {"adaptive": adaptive}
+    for policy, values in rivals.items():
+        mean, low, high = paired(values, boiler)
+        if values != boiler and high >= 0.0:
+            failed.append(f"{policy} - boilerplate {mean:+.3f} [{low:+.3f}, {high:+.3f}]")
+    best = max(rivals, key=lambda p: sum(rivals[p]))
+    gap = run.mean(task, "careful") - sum(rivals[best]) / len(rivals[best])
+    if gap < 0.25:
+        failed.append(f"careful - {best} {gap:.3f} < 0.25")
+    if task in RESOLVER_TASKS:
+        mean, low, high = paired(scores[(task, "copied_lookup")], careful)
+        if mean < -0.15:
+            failed.append(f"copied_lookup - careful {mean:+.3f} below -0.15")
     return failed
 
 
-def page(run: SuiteRun, before: dict[str, list[float]], same_on_server: str, seconds: float) -> str:
+def page(run: SuiteRun, adaptive: dict[str, tuple[tuple[str, ...], float, list[float]]], seconds: float) -> str:
     seeds = f"{run.seeds[0]}-{run.seeds[-1]}"
     lines = [
         "# Adversarial suite: policies that skip the work",
         "",
-        f"Every policy of `csr_marl.text.adversarial` on the eight named tasks and the default text day "
-        f"(`{DEFAULT_DAY}` until {DEFAULT_DAY_OVERRIDES['max_tickets']} tickets are closed, every role played), "
-        f"seeds {seeds}: the mean episode score with its 95% confidence interval (t, over seeds). "
-        "**before** is scoring v1 (the same policies and seeds, measured before this version); **after** "
-        "is scoring v2. Regenerate with `python benchmarks/adversarial_suite.py --server --write` "
-        f"({seconds:.0f} s here in process).",
+        f"Every policy of `csr_marl.text.adversarial` and the adaptive adversary (`csr_marl.text.adaptive`) on "
+        f"the eight named tasks and the default text day (`{DEFAULT_DAY}` until "
+        f"{DEFAULT_DAY_OVERRIDES['max_tickets']} tickets are closed, every role played), held-out seeds {seeds} "
+        f"(the same customers for every policy), scoring v{SCORING_VERSION}. Each row: the mean episode score and "
+        "the paired difference from boilerplate with its 95% interval (t over seeds). The adaptive adversary's "
+        f"reply is searched on training seeds {TRAIN_SEEDS[0]}-{TRAIN_SEEDS[-1]} (beam search over reply blocks that "
+        "never read a lookup) and scored here. Regenerate with "
+        f"`python benchmarks/adversarial_suite.py --seeds {len(run.seeds)} --write` ({seconds:.0f} s here).",
         "",
-        f"Over `csr-marl serve`: {same_on_server}",
-        "",
-        "Targets on every task (scoring v2): every adversarial policy's mean is at most boilerplate's and "
-        "at least 0.25 below careful; careful at least 0.85; idle < spam < boilerplate < careful.",
-        "",
-        "`refund_wrong_order` has no v1 figure: v1's refund tools took no order. Confidence intervals are "
-        "clipped to [0, 1], where scores lie.",
+        "Targets on every task: every adversary, fixed or adaptive, below boilerplate (the paired interval "
+        "below 0; a policy that plays exactly as boilerplate on every seed has no shortcut on the task and "
+        "is listed apart); careful at least 0.25 above the best of them and at least 0.85; on the resolver "
+        "tasks `copied_lookup` (a terse reply that copies the lookups' fields) within 0.15 of careful.",
         "",
     ]
     for task in TASKS:
-        failed = targets(run, task)
-        lines += [f"## {task}", "", "| policy | before (v1) | after (v2) | 95% CI (v2) |", "|---|---:|---:|---|"]
-        for policy in SUITE:
-            values = run.scores[(task, policy)]
-            mean, low, high = mean_ci(values)
-            low, high = max(0.0, low), min(1.0, high)  # scores lie in [0, 1]
-            old = before.get(f"{task}|{policy}")
-            old_text = f"{sum(old) / len(old):.3f}" if old else "--"
-            lines.append(f"| {policy} | {old_text} | {mean:.3f} | [{low:.3f}, {high:.3f}] |")
-        # An adversary that plays exactly as boilerplate on every seed has no exploit on this task
-        # (no desk to hand off to, no triage to label): the closest is among the others.
-        boilerplate = run.scores[(task, "boilerplate")]
-        differing = [p for p in ADVERSARIES if run.scores[(task, p)] != boilerplate]
-        same = [p for p in ADVERSARIES if p not in differing]
-        lines.append("")
-        if differing:
-            closest = max(differing, key=lambda p: run.mean(task, p))
-            margin = run.mean(task, "boilerplate") - run.mean(task, closest)
-            lines.append(f"- Closest adversary: `{closest}`, {margin:.3f} below boilerplate "
-                         f"({margin / max(run.mean(task, 'boilerplate'), 1e-9):.0%}).")
-        if same:
-            lines.append("- Playing exactly as boilerplate on every seed here (their shortcut does not exist on "
-                         "this task): " + ", ".join(f"`{p}`" for p in same) + ".")
-        lines += ["- Targets: " + ("**met**" if not failed else "**missed**: " + "; ".join(failed)), ""]
+        blocks, train_mean, values = adaptive[task]
+        failed = targets(run, task, values)
+        boiler = run.scores[(task, "boilerplate")]
+        lines += [f"## {task}", "", "| policy | mean | minus boilerplate [95%] |", "|---|---:|---|"]
+        for policy in (*SUITE, "adaptive"):
+            scores = values if policy == "adaptive" else run.scores[(task, policy)]
+            mean, low, high = paired(scores, boiler)
+            same = " (plays as boilerplate)" if policy in ADVERSARIES and scores == boiler else ""
+            lines.append(f"| {policy}{same} | {sum(scores) / len(scores):.3f} | {mean:+.3f} [{low:+.3f}, {high:+.3f}] |")
+        lines += ["", f"- Adaptive adversary's best reply: blocks `{' + '.join(blocks) or '(empty)'}` "
+                  f"(training mean {train_mean:.3f})."]
+        status = "**met**" if not failed else "**missed**: " + "; ".join(failed)
+        lines += [f"- Target: adversaries vs boilerplate on {task}: {status}", ""]
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--server", action="store_true", help="also replay every episode over csr-marl serve")
+    parser.add_argument("--seeds", type=int, default=40)
+    parser.add_argument("--beam", type=int, default=1, help="the adaptive search's beam width")
     parser.add_argument("--write", action="store_true", help="write benchmarks/results/adversarial_suite.md")
     args = parser.parse_args()
     started = time.perf_counter()
     run = run_suite(TASKS, range(args.seeds))
+    adaptive = {}
+    for task in TASKS:
+        found = search(task, TRAIN_SEEDS, beam=args.beam, rounds=6)
+        session = suite_session(task)
+        held = [play_reply(session, found.blocks, seed) for seed in run.seeds]
+        adaptive[task] = (found.blocks, found.train_mean, held)
+        print(task, found.blocks, f"train {found.train_mean:.3f} held-out {sum(held) / len(held):.3f}", flush=True)
     seconds = time.perf_counter() - started
-    same = "not checked in this run (`--server`)."
-    if args.server:
-        served = server_scores(run)
-        differ = [key for key, score in served.items() if score != run.scores[key[:2]][run.seeds.index(key[2])]]
-        same = (f"all {len(served)} episodes scored identically to the in-process run." if not differ
-                else f"{len(differ)} of {len(served)} episodes differ, e.g. {differ[:3]}.")
-        print(same)
-    before_file = RESULTS / "adversarial_suite_v1.json"
-    before = json.loads(before_file.read_text()) if before_file.exists() else {}
-    text = page(run, before, same, seconds)
+    text = page(run, adaptive, seconds)
     print(text)
     if args.write:
         target = RESULTS / "adversarial_suite.md"
         tmp = target.with_suffix(".md.tmp")
         tmp.write_text(text + "\n")
         os.replace(tmp, target)
+        data = {f"{task}|{policy}": values for (task, policy), values in run.scores.items()}
+        data |= {f"{task}|adaptive": held for task, (_, _, held) in adaptive.items()}
+        (RESULTS / "adversarial_suite.json").write_text(json.dumps(data, indent=0) + "\n")
         print(f"wrote {target.relative_to(ROOT)}")
 
 

@@ -28,7 +28,9 @@ def keep(run: dict, settings: dict) -> Path:
     """Store one task's run beside the others (atomically; a GPU run in ``gpu/``) and rewrite the page."""
     import os
 
-    record = {**run, "settings": settings, "machine": {
+    from csr_marl.text.scoring import SCORING_VERSION
+
+    record = {**run, "scoring_version": SCORING_VERSION, "settings": settings, "machine": {
         "cpu": _cpu(), "cores": os.cpu_count(), "python": platform.python_version(),
     }}
     folder = RUNS / "gpu" if run.get("device") else RUNS  # a GPU run is a bonus section, not a target's row
@@ -281,11 +283,18 @@ def task_section(run: dict) -> tuple[list[str], str]:
         lines.append(f"Rollout length: {sum(tokens) / len(tokens):.1f} tokens on average (the cap "
                      f"{s['max_completion']}); rollouts cut at the cap: {sum(clipped) / len(clipped):.0%}.")
     table = suite(task, seeds)
-    lines += ["", "The same held-out seeds played by the scripted ladder and the adversarial suite:", "",
+    from csr_marl.text.scoring import SCORING_VERSION
+
+    recorded = run.get("scoring_version", 2)  # runs recorded before the key existed were scored under v2
+    when = ("" if recorded == SCORING_VERSION else
+            f" (scored now, under scoring v{SCORING_VERSION}; the model's figures above were scored under "
+            f"v{recorded} when the run was recorded, so the two compare only once the model is retrained)")
+    lines += ["", f"The same held-out seeds played by the scripted ladder and the adversarial suite{when}:", "",
               "| policy | score |", "|---|---:|"]
     lines += [f"| {policy} | {_fmt(stat)} |" for policy, stat in sorted(table.items(), key=lambda kv: -kv[1][0])]
     beaten = [p for p, stat in table.items() if a[0] > stat[0]]
-    lines += ["", f"The GRPO-trained model's mean is above {len(beaten)} of these {len(table)} policies' means."]
+    lines += ["", f"The GRPO-trained model's mean is above {len(beaten)} of these {len(table)} policies' means"
+              + (f" (its v{recorded} mean against their v{SCORING_VERSION} means)." if when else ".")]
     if task in READING:
         lines += ["", READING[task]]
     target = (f"- Target: GRPO-trained vs warm-started model on {task}, held-out: {_fmt(a)} against {_fmt(b)} "

@@ -14,11 +14,16 @@ from csr_marl.policies.base import make_policy
 from csr_marl.sim.center import ContactCenter
 from csr_marl.sim.decisions import Phase, encode_triage
 from csr_marl.sim.tickets import Refund, amount_on_record, refund_verdict
-from csr_marl.text.adversarial import ADVERSARIES, DEFAULT_DAY, SUITE, reset_options, run_suite
+from csr_marl.text.adaptive import FAST_BLOCKS, play_reply, search
+from csr_marl.text.adversarial import ADVERSARIES, DEFAULT_DAY, SUITE, reset_options, run_suite, suite_session
+from csr_marl.text.scripted import play
 from csr_marl.text.tasks import GRPO_TASKS, task_session
 
 TASKS = (*GRPO_TASKS, DEFAULT_DAY)
 SEEDS = range(20)
+
+
+RESOLVER_TASKS = ("tasks/order_status", "tasks/refund", "tasks/payment_failure", "tasks/one_ticket", "tasks/few_tickets")
 
 
 def assert_targets(run, task: str) -> None:
@@ -28,6 +33,33 @@ def assert_targets(run, task: str) -> None:
     for policy in ADVERSARIES:
         assert mean[policy] <= mean["boilerplate"] + 1e-9, (task, policy, mean)
         assert mean[policy] <= mean["careful"] - 0.25 + 1e-9, (task, policy, mean)
+    if task in RESOLVER_TASKS:  # a terse reply that copies what the lookups showed keeps its credit
+        assert mean["copied_lookup"] >= mean["careful"] - 0.15, (task, mean)
+
+
+def assert_adaptive_below_boilerplate(task: str, blocks=FAST_BLOCKS, held_out=range(10)) -> None:
+    """The adaptive adversary, searched on training seeds, scores no more than boilerplate on held-out ones."""
+    found = search(task, range(1000, 1003), blocks, beam=2, rounds=4)
+    session = suite_session(task)
+    adaptive = [play_reply(session, found.blocks, seed) for seed in held_out]
+    boilerplate = [play(session, "boilerplate", seed, max_calls=400).score for seed in held_out]
+    assert sum(adaptive) <= sum(boilerplate) + 1e-9, (task, found, adaptive, boilerplate)
+
+
+@pytest.mark.parametrize("task", ["tasks/payment_failure", "tasks/order_status"])
+def test_the_adaptive_adversary_finds_no_reply_above_boilerplate(task: str) -> None:
+    """A search over replies that never read a lookup (guessed findings, denials, category lists,
+    guessed dates) finds nothing above boilerplate (fails on scoring v2: a guessed finding paid)."""
+    assert_adaptive_below_boilerplate(task)
+
+
+@pytest.mark.parametrize("policy", ["deny_findings", "category_list", "dialogue_echo"])
+def test_denying_listing_and_echoing_replies_score_below_boilerplate(policy: str) -> None:
+    """The replies that deny every finding, list the declared category's findings, or quote the
+    customer's answers back (fails on scoring v2: the denying reply scored 0.92-0.95 there)."""
+    run = run_suite(["tasks/payment_failure", "tasks/order_status"], range(10), policies=("boilerplate", policy))
+    for task in ("tasks/payment_failure", "tasks/order_status"):
+        assert run.mean(task, policy) < run.mean(task, "boilerplate") - 0.05, (task, policy, run.scores)
 
 
 @pytest.mark.parametrize("task", ["tasks/payment_failure", "tasks/ticket_classify"])
@@ -41,6 +73,7 @@ def test_no_shortcut_beats_boilerplate_on_any_task() -> None:
     run = run_suite(TASKS, SEEDS)
     for task in TASKS:
         assert_targets(run, task)
+        assert_adaptive_below_boilerplate(task, blocks=None, held_out=SEEDS)
 
 
 @pytest.mark.slow

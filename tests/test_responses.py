@@ -144,8 +144,8 @@ def test_a_missing_fact_loses_exactly_its_part(drawn, part, drop) -> None:
 def test_ids_and_amounts_match_in_any_common_form(drawn, id_form, amount_form) -> None:
     ticket, _ = refund_case(drawn)
     s = ticket.slot_values
-    reply = (f"hi {ticket.customer.lower()}, sorry! For {id_form.format(s['order_id'])} I have refunded "
-             f"{amount_form.format(s['amount'])} to your card. Thanks for your patience.")
+    reply = (f"hi {ticket.customer.lower()}, sorry! For {id_form.format(s['order_id'])} the payment was captured "
+             f"twice, so I have refunded {amount_form.format(s['amount'])} to your card. Thanks for your patience.")
     grade = grade_reply(ticket, reply)
     assert grade.parts["name"] and grade.parts["case_id"] and grade.parts["amount"], grade.notes
 
@@ -575,3 +575,77 @@ def test_letters_and_digits_keep_exactly_a_to_z_and_0_to_9(text) -> None:
 @pytest.mark.parametrize("text", ["inv-123 456/ab", "order #1z9 x", "", "$84.99, 1,200 ١٢٣ café 12", "a1b22\n333"])
 def test_digit_runs_are_the_regex_runs(text) -> None:
     assert responses._digit_runs(text) == re.findall(r"\d+", text)
+
+
+# --- facts with values, denials as claims, echoes of the dialogue (scoring v3) ------------------------
+def looked_up(template: str, facts: dict[str, str]):
+    """A ticket of a real episode after its workflow, with the records its lookups showed."""
+    from csr_marl.sim.fact_details import reveal_detail
+    center = ContactCenter(load_scenario("standard_day"), seed=3)
+    for _ in range(6000):
+        ticket = center.factory.new(0.0)
+        if ticket.template.id == template and ticket.case.facts == facts:
+            ticket = at(ticket)
+            ticket.details = {f: reveal_detail(ticket, f, 3) for f in ticket.revealed}
+            return ticket
+    raise LookupError(template)
+
+
+def test_a_finding_is_credited_only_with_the_value_its_lookup_showed() -> None:
+    ticket = looked_up("billing.double_charge", {"payment_status": "duplicate_capture"})
+    detail = ticket.details["payment_status"]
+    s = ticket.slot_values
+    base = (f"Hi {ticket.customer}, I am sorry. The payment for order #{s['order_id']} was captured twice, so I "
+            f"have refunded ${s['amount']} to your card. Thank you for your patience.")
+    with_value = base.replace("captured twice", f"captured twice ({detail.text})")
+    assert grade_reply(ticket, with_value).score == pytest.approx(0.5)
+    assert grade_reply(ticket, base).score < 0.25  # named without the record: not news
+    assert "duplicate capture" in " ".join(grade_reply(ticket, base).notes)
+
+
+def test_denying_the_finding_this_ticket_has_is_a_false_claim() -> None:
+    ticket = looked_up("billing.double_charge", {"payment_status": "duplicate_capture"})
+    s = ticket.slot_values
+    denial = (f"Hi {ticket.customer}, I am sorry. There was no duplicate charge on order #{s['order_id']}; I have "
+              f"refunded ${s['amount']} to your card. Thank you for your patience.")
+    grade = grade_reply(ticket, denial)
+    assert grade.score < 0.05 and any(n.startswith("denies a finding") for n in grade.notes)
+
+
+def test_a_finding_worded_in_the_negative_stays_right() -> None:
+    ticket = looked_up("billing.refund_status", {"payment_status": "refund_not_issued"})
+    detail = ticket.details["payment_status"]
+    s = ticket.slot_values
+    reply = (f"Hi {ticket.customer}, I am sorry. The refund for order #{s['order_id']} had not been issued "
+             f"({detail.text}), so I have refunded ${s['amount']} to your card. Thank you for your patience.")
+    grade = grade_reply(ticket, reply)
+    assert grade.score == pytest.approx(0.5), grade.notes
+
+
+def test_naming_other_cases_findings_in_either_polarity_is_noise() -> None:
+    ticket = looked_up("billing.double_charge", {"payment_status": "duplicate_capture"})
+    detail = ticket.details["payment_status"]
+    s = ticket.slot_values
+    honest = (f"Hi {ticket.customer}, I am sorry. The payment for order #{s['order_id']} was captured twice "
+              f"({detail.text}), so I have refunded ${s['amount']} to your card. Thank you for your patience.")
+    noisy = honest + " There was no sign of a backorder or a customs hold."
+    assert grade_reply(ticket, honest).score == pytest.approx(0.5)
+    assert grade_reply(ticket, noisy).score <= 0.1
+
+
+def test_guessed_dates_and_record_numbers_are_counted() -> None:
+    ticket = looked_up("billing.double_charge", {"payment_status": "duplicate_capture"})
+    s = ticket.slot_values
+    guess = (f"Hi {ticket.customer}, I am sorry. The payment for order #{s['order_id']} was captured twice on "
+             f"January 1, February 2, March 3 (transactions 111111, 222222), so I have refunded ${s['amount']} to "
+             "your card. Thank you for your patience.")
+    assert any(n.startswith("guessed values") for n in grade_reply(ticket, guess).notes)
+
+
+def test_quoting_the_customers_answers_back_is_an_echo() -> None:
+    ticket = looked_up("billing.double_charge", {"payment_status": "duplicate_capture"})
+    answer = ("I can see two identical charges for the same amount on my card statement, both on the same "
+              "day, and my bank says both of them have gone through already")
+    ticket.dialogue = (("What do you see on your statement?", answer),)
+    grade = grade_reply(ticket, f"Hi {ticket.customer}, {answer}.")
+    assert any(n.startswith("echo") for n in grade.notes)

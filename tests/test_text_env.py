@@ -255,3 +255,20 @@ def test_the_text_env_is_offered_beside_the_vector_envs() -> None:
     from csr_marl import text
 
     assert csr_marl.text_env is text.text_env and csr_marl.TextSession is text.TextSession
+
+
+def test_a_lookup_shows_the_record_behind_its_finding_per_ticket() -> None:
+    """The payment lookup shows the capture dates and transaction numbers: in the turn's ticket and in
+    its text, the same for the same seed, other values for another seed (what a reply must read)."""
+    from csr_marl.text.tasks import task_session
+
+    def record(seed: int) -> tuple[dict[str, str], str]:
+        session = task_session("tasks/payment_failure")
+        session.reset(seed=seed)
+        turn = session.step("check_payment", {}).turn
+        return turn.ticket.fact_details, turn.text
+
+    details, text = record(5)
+    assert set(details) == {"payment_status"} and re.search(r"\d{6}", details["payment_status"])
+    assert details["payment_status"] in text
+    assert record(5)[0] == details and record(6)[0] != details

@@ -50,6 +50,8 @@ Category = Literal["billing", "shipping", "technical", "general"]
 Priority = Literal["low", "medium", "high", "urgent"]
 Split = Literal["train", "test"]  # a template's or a text variant's side of the held-out split
 SPLITS = ("all", "train", "test")  # what a scenario's ``tickets.split`` may draw from
+#: What a finding's detail sentence may hold (``details``; csr_marl/sim/fact_details.py draws them).
+DETAIL_PLACEHOLDERS: frozenset[str] = frozenset({"date", "date2", "ref", "ref2", "version", "hub"})
 
 
 class _Frozen(BaseModel):
@@ -137,6 +139,9 @@ class TicketBank(_Frozen):
     slots: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     fact_values: dict[str, tuple[str, ...]]
     playbook: dict[str, dict[str, PlaybookEntry]] = Field(default_factory=dict)
+    #: What a lookup shows beside a fact value: a sentence with placeholders (DETAIL_PLACEHOLDERS),
+    #: filled per ticket, that holds the values a reply needs to state the finding.
+    details: dict[str, str] = Field(default_factory=dict)
     templates: tuple[Template, ...] = Field(min_length=1, max_length=MAX_TEMPLATES)
 
     @model_validator(mode="after")
@@ -152,6 +157,15 @@ class TicketBank(_Frozen):
                 if value not in self.fact_values.get(key, ()):
                     raise ValueError(f"{where}: {value!r} is not in fact_values.{key}")
                 _check_tools(where, entry.steps, entry.specialist)
+        values = {value for listed in self.fact_values.values() for value in listed}
+        for value, sentence in self.details.items():
+            if value not in values:
+                raise ValueError(f"details: {value!r} is not a value of fact_values")
+            unknown = set(SLOT_PATTERN.findall(sentence)) - DETAIL_PLACEHOLDERS
+            if unknown or "{}" in sentence:
+                raise ValueError(
+                    f"details.{value}: unknown placeholder(s) {sorted(unknown)} (known: {sorted(DETAIL_PLACEHOLDERS)})"
+                )
         seen: set[str] = set()
         for i, template in enumerate(self.templates):
             where = f"templates[{i}] ({template.id})"
@@ -170,6 +184,8 @@ class TicketBank(_Frozen):
                             f"{where}.cases[{j}].facts.{key}: {value!r} is not in fact_values.{key}"
                         )
                 _check_tools(f"{where}.cases[{j}]", case.steps, case.specialist)
+        for template in self.templates:
+            _DETAILS[id(template)] = (template, self.details)
         return self
 
     def requirement(self, template: Template, case: Case) -> Requirement:
@@ -220,6 +236,15 @@ class TicketBank(_Frozen):
         return {pair: i for i, pair in enumerate(pairs)}
 
 
+_DETAILS: dict[int, tuple[Template, dict[str, str]]] = {}  # id(template) -> (template, its bank's details)
+
+
+def details_of(template: Template) -> dict[str, str]:
+    """The ``details`` of the bank ``template`` was loaded with (empty: none, or a template built alone)."""
+    entry = _DETAILS.get(id(template))
+    return entry[1] if entry is not None and entry[0] is template else {}
+
+
 def _check_tools(where: str, steps: tuple[str, ...], specialist: tuple[str, ...]) -> None:
     for tool in steps:
         if tool not in RESOLVER_WORK_TOOLS:
@@ -236,6 +261,7 @@ def _check_tools(where: str, steps: tuple[str, ...], specialist: tuple[str, ...]
 
 __all__ = [
     "CATEGORIES",
+    "DETAIL_PLACEHOLDERS",
     "DIAGNOSTIC_TOOLS",
     "PRIORITIES",
     "Case",
@@ -246,4 +272,5 @@ __all__ = [
     "Template",
     "TextVariant",
     "TicketBank",
+    "details_of",
 ]

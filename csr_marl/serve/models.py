@@ -47,6 +47,9 @@ class TicketFields(BaseModel):
     returning: bool = Field(default=False, description="the customer wrote in before about this issue")
     escalated: bool = Field(default=False, description="the ticket went to the escalation desk")
     facts: dict[str, str] = Field(default_factory=dict, description="what the tools revealed")
+    fact_details: dict[str, str] = Field(
+        default_factory=dict, description="the record behind each revealed fact: its dates and record numbers"
+    )
     amount_on_record: float | None = Field(
         default=None, description="the order's or payment's amount once a lookup ran: what a refund owes"
     )

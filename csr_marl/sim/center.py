@@ -37,6 +37,7 @@ from .arrivals import arrival_blocks
 from .customers import CustomerModel, Grader
 from .decisions import ASKED, ROLE_TOOLS, Decision, IllegalActionError, Phase
 from .errors import ConservationError
+from .fact_details import reveal_detail
 from .intervals import IntervalKpis, staffed_minutes
 from .kpis import KpiAccumulator, TicketLog, headline_queue_of
 from .queues import TicketQueue
@@ -655,6 +656,9 @@ class ContactCenter:
         fact = _FACT_OF.get(tool)
         if fact is not None and fact in ticket.facts:
             ticket.revealed[fact] = ticket.facts[fact]
+            detail = reveal_detail(ticket, fact, self.streams.root.entropy)
+            if detail is not None:
+                ticket.details[fact] = detail
         return False
 
     def _ask_customer(self, staff: Staff, ticket: Ticket) -> None:

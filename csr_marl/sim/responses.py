@@ -41,9 +41,23 @@ claims count only in clauses without a negation ("we could not refund" claims no
 resolution asks for is what only reading and the lookups reveal: each revealed value, in its own
 words (a pending hold, a duplicate capture, a lost parcel, ...), and each action taken.
 
-**Identifiers are not news** (scoring v2): the ``name``, ``case_id`` and ``amount`` parts count in
-proportion to the share of the resolution the reply states, so a reply that only copies the name,
-order and amount from the ticket (a filled-in template) earns what the canned reply earns.
+**Findings carry values** (scoring v3): where the bank writes a detail for a finding (the record its
+lookup shows, ``ticket.details``: :mod:`.fact_details`), the finding's share of the resolution is
+earned only when the reply gives one of the detail's values -- a date ("June 22", "Jun 22nd", "22
+June", "6/22"), a six-digit record number or a version -- and :data:`NAMED_WITHOUT_VALUE` (0) of it
+when the finding is only named. A finding without a detail (another bank's) counts by its words.
+
+**Denials are claims** (scoring v3): a reply is read for what it asserts about each finding. A clause
+with a negation that names a finding denies it, unless the negation lies inside the finding's own
+words ("the refund had not been issued" affirms ``refund_not_issued``). A denied finding earns nothing.
+
+**Only news earns** (scoring v3): when a lookup revealed something, the ``name``, ``case_id``,
+``amount`` and ``resolution`` parts, and the ``apology`` owed to an upset customer, count in
+proportion to the share of the findings the reply states (or of everything it must state, when that
+is smaller), so a reply that copies the name, order and
+amount, states the actions taken and apologises, without a finding's value, earns what the canned
+reply earns. When nothing was revealed, the identifiers count in proportion to the share of the
+actions it states (scoring v2).
 
 **Guards** multiply the sum of the parts (``score = sum(parts) * factor``, clipped to [0, 0.5]; the
 product of the factors that apply is ``ReplyGrade.factor``, each with a note):
@@ -56,11 +70,17 @@ product of the factors that apply is ``ReplyGrade.factor``, each with a note):
   makes up 10% of the reply (5 times or more), or a three-word phrase repeats 3 times;
 * ``shouting`` x0.5 -- "!!", two or more words of 4+ capitals (acronyms such as USPS or GDPR aside), or
   over 60% capital letters;
-* ``false findings`` x0.2 -- the reply states (in affirmed clauses) findings of two or more values the
-  lookups did not reveal for this ticket (a "pending hold" on a duplicate capture, "in transit" on a
-  payment): a reply that lists every possible finding is graded as the false claim it is;
-* ``echo`` x0.2 -- at least half of the reply's three-word phrases come from the customer's own
-  message (an agent's own reply only: the documented reply below is the environment's wording).
+* ``false findings`` x0.2 -- the reply names, affirmed or denied, findings of two or more values the
+  lookups did not reveal for this ticket (a "pending hold" on a duplicate capture, "no sign of a
+  backorder" on a payment; a finding's words or its own name, "customs hold"): a reply that lists every
+  possible finding, in either polarity, is noise;
+* ``denies a finding`` x0.2 -- the reply denies one of the ticket's own findings ("there was no
+  duplicate charge" when the lookup found a duplicate capture): a false claim;
+* ``guessed values`` x0.2 -- two or more dates, six-digit record numbers or versions that no lookup of
+  this ticket showed and the customer never wrote;
+* ``echo`` x0.2 -- at least half of the reply's three-word phrases come from what the customer said:
+  their message or any answer to a question (an agent's own reply only: the documented reply below is
+  the environment's wording).
 
 **Upset** (:func:`is_upset`): sentiment below :data:`UPSET_BELOW` (-0.3, the default of
 ``customers.sentiment.upset_below``), a returning contact (``contact > 0``), or anger or urgency in the
@@ -71,7 +91,8 @@ or one of the ticket's own values such as a promo code).
 **The documented reply** (:func:`documented_reply`) is what agents that cannot write (vector-mode RL
 agents) say, built from the visible state only: "Hi {name}," an apology if the customer is upset, "I
 have looked into {order #id | invoice id | shipment id | case ref} [and the payment of ${amount}].", one
-sentence per revealed fact in the playbook's words, one per work tool done, then "Thank you for your
+sentence per revealed fact in the playbook's words (with "Our records show: {detail}." after it when
+the lookup showed a record), one per work tool done, then "Thank you for your
 patience, and please reply ...". It never claims more than was done, so it scores high (0.5 on a
 resolvable ticket after the right workflow) and low when steps are missing. :func:`grade_documented`
 caches its grade by everything the grade depends on, so the core pays a dict lookup per close.
@@ -89,6 +110,7 @@ from ..config.domain import DIAGNOSTIC_TOOLS
 from ..config.scenario import Sentiment
 from ..config.tickets import Template
 from . import reply_wording as wording
+from .fact_details import MONTHS, Detail, date_key, dates_in, records_in, states_value, versions_in
 from .tickets import Ticket
 
 MAX_SCORE = 0.5
@@ -102,8 +124,10 @@ UPSET_BELOW: float = Sentiment.model_fields["upset_below"].default
 MIN_WORDS, MAX_WORDS = 12, 300
 GUARDS: dict[str, float] = {
     "unfinished": 0.5, "too short": 0.2, "too long": 0.5, "stuffing": 0.3, "shouting": 0.5,
-    "false findings": 0.2, "echo": 0.2,
+    "false findings": 0.2, "denies a finding": 0.2, "guessed values": 0.2, "echo": 0.2,
 }
+#: The share of a finding's credit a reply earns naming it without any of the values its lookup showed.
+NAMED_WITHOUT_VALUE = 0.0
 #: The share of a reply's three-word phrases found in the customer's text that makes it an echo.
 ECHO_SHARE = 0.5
 ID_SLOTS: tuple[str, ...] = ("order_id", "invoice_id", "tracking_id", "ticket_ref")
@@ -214,7 +238,7 @@ _STOP = frozenset({
     "your", "have", "that", "this", "with", "will", "from", "been", "they", "them", "there", "what",
     "which", "would", "could", "about", "were", "when", "just", "also", "into", "their", "here",
 })
-_Item = tuple[str, re.Pattern[str], bool]  # (what to state, pattern, only in affirmed clauses)
+_Item = tuple[str, re.Pattern[str], str | None]  # (what to state, pattern, the fact it states; None: an action)
 
 
 # --- upset customers -----------------------------------------------------------------------------------
@@ -301,7 +325,7 @@ class _Reading:
     with the readings of the sentences beside it (:func:`_read_sentences`). Sequences are tuples: the
     collector stops tracking a tuple of strings, so a cache of readings costs its full passes little."""
 
-    __slots__ = ("low", "words", "affirmed", "apology", "blame", "courtesy", "vocabulary", "bangs",
+    __slots__ = ("low", "words", "affirmed", "denied", "apology", "blame", "courtesy", "vocabulary", "bangs",
                  "shouted", "letters", "capitals", "clauses", "negated")
 
     def __init__(
@@ -321,17 +345,22 @@ class _Reading:
         self.capitals = capitals  # of which capitals
         self.clauses: tuple[str, ...] = ()
         self.negated: tuple[bool, ...] = ()
+        self.denied = ""  # the clauses with a negation, joined by " | "
 
 
 def _read(message: str) -> _Reading:
     """The reading of a whole reply."""
     low = message.lower()
     clauses = _CLAUSE.split(low)
+    denied = ""
     if _NEGATION.search(low):  # a reply with no negation anywhere has none in any clause
         affirmed = " | ".join(c for c in clauses if c and not _NEGATION.search(c))
+        denied = " | ".join(c for c in clauses if c and _NEGATION.search(c))
     else:
         affirmed = " | ".join(c for c in clauses if c)
-    return _reading(message, low, affirmed)
+    reading = _reading(message, low, affirmed)
+    reading.denied = denied
+    return reading
 
 
 def _reading(message: str, low: str, affirmed: str) -> _Reading:
@@ -370,6 +399,7 @@ def _read_sentence(sentence: str) -> _Reading | None:
         negated = [False] * len(clauses)
     reading = _reading(sentence, low, " | ".join(c for c, no in zip(clauses, negated) if c and not no))
     reading.clauses, reading.negated = tuple(clauses), tuple(negated)
+    reading.denied = " | ".join(c for c, no in zip(clauses, negated) if c and no)
     if len(_SENTENCE_READINGS) >= _SENTENCE_LIMIT:
         _SENTENCE_READINGS.clear()
     _SENTENCE_READINGS[sentence] = reading
@@ -416,11 +446,13 @@ def _read_sentences(sentences: list[str]) -> _Reading:
         vocabulary += reading.vocabulary
         letters += reading.letters
         capitals += reading.capitals
-    return _Reading(
+    joined = _Reading(
         " ".join([reading.low for reading in readings]), tuple(words),
         " | ".join([c for c, no in zip(clauses, negated) if c and not no]),
         apology, blame, courtesy, vocabulary, bangs, tuple(shouted), letters, capitals,
     )
+    joined.denied = " | ".join([c for c, no in zip(clauses, negated) if c and no])
+    return joined
 
 
 def _grade(ticket: Ticket, message: str, echo_guard: bool) -> ReplyGrade:
@@ -454,22 +486,29 @@ def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade
     # The resolution, only for a resolvable ticket.
     resolvable = ticket.resolvable()
     stated = 0.0  # the share of what the reply must state that it states
+    findings: float | None = None  # the share of the findings it states (None: nothing was found)
     if not resolvable:
         lose("resolution", "the ticket is not resolved: required steps are missing")
     else:
         items = _resolution_items(tuple(done), tuple(ticket.revealed.items()))
-        missing = [what for what, pattern, strict in items if not pattern.search(affirmed if strict else low)]
-        stated = 1.0 - len(missing) / len(items) if items else 1.0
+        missing: list[str] = []
+        credit = found = 0.0
+        n_found = 0
+        for what, pattern, fact in items:
+            if fact is None:  # an action taken: stated in an affirmed clause
+                share = 1.0 if pattern.search(affirmed) else 0.0
+            else:
+                share = _item_credit(reading, pattern, ticket.details.get(fact))
+                found += share
+                n_found += 1
+            credit += share
+            if share < 1.0:
+                missing.append(what if share == 0.0 else f"{what} (named without the values the lookup showed)")
+        stated = credit / len(items) if items else 1.0
+        if n_found:
+            findings = found / n_found
         if missing:
             lose("resolution", f"does not state: {', '.join(missing)}", stated)
-    # Identifiers copied from the ticket tell the customer nothing on their own: the facts parts count
-    # in proportion to what the reply states of the findings and actions.
-    if stated < 1.0:
-        for part in ("name", "case_id", "amount"):
-            if parts[part]:
-                parts[part] = round(parts[part] * stated, 6)
-        if stated == 0.0:
-            notes.append("names the customer's details but states nothing found or done")
     # Tone.
     if not reading.apology and is_upset(ticket):
         lose("apology", "no apology to an upset customer")
@@ -477,6 +516,22 @@ def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade
         lose("no_blame", f"blames the customer ({reading.blame!r})")
     if not reading.courtesy:
         lose("courtesy", "no thanks or please")
+    # What only reading earns (scoring v3): the identifiers, the resolution and an apology owed to an
+    # upset customer count in proportion to what the reply states of the findings (with their values),
+    # or of everything it must state when nothing was looked up: "sorry" added to a canned reply buys
+    # nothing.
+    # Only news earns: the identifiers count in proportion to what the reply states (of the findings
+    # and of everything), the resolution and an apology owed in proportion to the findings it states.
+    if findings is None:
+        findings = 1.0  # nothing was found to state: the identifiers count beside the actions (v2)
+    for part, share in (("name", min(findings, stated)), ("case_id", min(findings, stated)),
+                        ("amount", min(findings, stated)), ("resolution", findings),
+                        ("apology", findings if is_upset(ticket) else 1.0)):
+        if share < 1.0 and parts[part]:
+            parts[part] = round(parts[part] * share, 6)
+    if min(findings, stated) == 0.0:
+        notes.append("states nothing the lookups found: identifiers, resolution and apology earn nothing"
+                     if findings == 0.0 else "names the customer's details but states nothing found or done")
     # Forbidden promises.
     revealed = ticket.revealed
     for claim, (tools, stems, pattern) in wording.CLAIMS.items():
@@ -490,11 +545,17 @@ def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade
     # Guards.
     factor = 1.0
     guards = list(_guards(reading, slots, resolvable))
-    false_findings = _false_findings(affirmed, ticket.revealed, done)
+    false_findings = _false_findings(low, ticket.revealed, done)
     if len(false_findings) >= 2:
-        guards.append(("false findings", f"states findings this ticket does not have ({', '.join(false_findings[:4])})"))
-    if echoed is not None and _echoes(words, ticket.text):
-        guards.append(("echo", "repeats the customer's own message"))
+        guards.append(("false findings", f"names findings this ticket does not have ({', '.join(false_findings[:4])})"))
+    denied = _denied_findings(reading, ticket)
+    if denied:
+        guards.append(("denies a finding", f"denies what this ticket has ({', '.join(denied[:4])})"))
+    guessed = _guessed_values(low, ticket)
+    if len(guessed) >= 2:
+        guards.append(("guessed values", f"dates or record numbers no lookup showed ({', '.join(guessed[:4])})"))
+    if echoed is not None and _echoes(words, customer_words(ticket)):
+        guards.append(("echo", "repeats what the customer said"))
     for guard, why in guards:
         factor *= GUARDS[guard]
         notes.append(f"{guard}: {why} (score x{GUARDS[guard]})")
@@ -503,11 +564,80 @@ def _graded(ticket: Ticket, reading: _Reading, echoed: str | None) -> ReplyGrade
     return ReplyGrade(score=score, parts=parts, notes=tuple(notes), factor=factor)
 
 
-def _false_findings(affirmed: str, revealed: dict[str, str], done: tuple[str, ...]) -> list[str]:
-    """Finding values a reply states (in affirmed clauses) that the lookups did not reveal: a stem
+def _item_credit(reading: _Reading, pattern: re.Pattern[str], detail: Detail | None) -> float:
+    """The share of a finding's resolution item a reply earns: 0 when denied; with a detail (what the lookup showed), 1 when one of its values
+    is given, :data:`NAMED_WITHOUT_VALUE` when only named; without one, 1 when named."""
+    affirmed, denied = _polarity(reading, pattern)
+    if denied:
+        return 0.0
+    if detail is not None and detail.values:
+        if states_value(detail, reading.low):
+            return 1.0
+        return NAMED_WITHOUT_VALUE if affirmed else 0.0
+    return 1.0 if affirmed else 0.0
+
+
+def _polarity(reading: _Reading, pattern: re.Pattern[str]) -> tuple[bool, bool]:
+    """Whether ``pattern`` is affirmed and whether it is denied in the reply: found in a clause without
+    a negation, or in a clause with one -- a negation inside the words found is their own ("refund
+    not issued" affirms that finding), one outside them denies it ("no sign of a duplicate charge")."""
+    affirmed = pattern.search(reading.affirmed) is not None
+    denied = False
+    if reading.denied:
+        for clause in reading.denied.split(" | "):
+            rest, found = pattern.subn(" ", clause)
+            if found:
+                if _NEGATION.search(rest):
+                    denied = True
+                else:
+                    affirmed = True
+    return affirmed, denied
+
+
+def _denied_findings(reading: _Reading, ticket: Ticket) -> list[str]:
+    """The ticket's own findings (its hidden fact values, looked up or not) that the reply denies."""
+    if not reading.denied:
+        return []
+    return [value.replace("_", " ") for value in ticket.facts.values()
+            if _polarity(reading, _finding_pattern(value))[1]]
+
+
+def _finding_pattern(value: str) -> re.Pattern[str]:
+    """What names the finding ``value``: its vocabulary and its own name ("duplicate capture")."""
+    stems = wording.FINDING_WORDS.get(value) or wording.ACTION_FINDING_WORDS.get(value) or ()
+    return _alternation((*stems, re.escape(value.replace("_", " "))))
+
+
+def customer_words(ticket: Ticket) -> str:
+    """Everything the customer has said on the ticket: their message and each answer to a question."""
+    if not ticket.dialogue:
+        return ticket.text
+    return "\n".join([ticket.text, *(answer for _, answer in ticket.dialogue)])
+
+
+def _guessed_values(low: str, ticket: Ticket) -> list[str]:
+    """Dates, six-digit record numbers and versions in the reply that no lookup of this ticket showed
+    and the customer never wrote: what a reply that guesses the record looks like."""
+    dates, records, versions = dates_in(low), records_in(low), versions_in(low)
+    if not (dates or records or versions):
+        return []
+    shown = [value for detail in ticket.details.values() for _, value in detail.values]
+    theirs = customer_words(ticket).lower()
+    known_dates = {date_key(v) for v in shown if v[:1].isalpha()} | dates_in(theirs)
+    known_records = {v for v in shown if v.isdigit()} | records_in(theirs) | {
+        run for value in ticket.slot_values.values() for run in _DIGITS.findall(value)
+    }
+    known_versions = {v for v in shown if v.count(".") == 2} | versions_in(theirs)
+    guessed = [f"{MONTHS[m]} {d}" for m, d in sorted(dates - known_dates)]
+    guessed += sorted(records - known_records) + sorted(versions - known_versions)
+    return guessed
+
+
+def _false_findings(low: str, revealed: dict[str, str], done: tuple[str, ...]) -> list[str]:
+    """Finding values a reply names, affirmed or denied, that the lookups did not reveal: a stem
     counts only when no revealed value or action taken shares it."""
     return [value for value, pattern, anchors in _false_finding_patterns(tuple(revealed.values()), done)
-            if (anchors is None or any(anchor in affirmed for anchor in anchors)) and pattern.search(affirmed)]
+            if (anchors is None or any(anchor in low for anchor in anchors)) and pattern.search(low)]
 
 
 _FALSE_PATTERNS: dict[tuple[frozenset[str], frozenset[str]], list[tuple[str, re.Pattern[str], tuple[str, ...] | None]]] = {}
@@ -537,10 +667,17 @@ def _false_finding_patterns(
         + ([*wording.SHIPPING_ACTIONS.values()] if "update_shipping" in done else [])
     ):
         true_stems.update(_stems_stated(sentence))
+    true_text = " ".join(
+        [wording.FINDINGS.get(value, "") for value in revealed] + [wording.ACTIONS.get(tool, "") for tool in done]
+    ).lower()
     patterns = []
-    for value, stems in wording.FINDING_WORDS.items():
+    for value in (*wording.FINDING_WORDS, *wording.ACTION_FINDING_WORDS):
         if value in revealed:
             continue
+        stems = wording.FINDING_WORDS.get(value, ())
+        name = value.replace("_", " ")
+        if " " in name and name not in true_text:  # its own name, when it is a phrase
+            stems = (*stems, re.escape(name))
         false = tuple(stem for stem in stems if stem not in true_stems)
         if false:
             patterns.append((value.replace("_", " "), *_alternation_of(false)))
@@ -665,7 +802,7 @@ def _resolution_items(done: tuple[str, ...], revealed: tuple[tuple[str, str], ..
             stems = wording.ACTION_WORDS[tool]
         else:
             continue  # diagnostics are stated through what they revealed; ask_customer is talk
-        items.append((tool.replace("_", " "), _alternation(stems), True))
+        items.append((tool.replace("_", " "), _alternation(stems), None))
     for fact, value in revealed:
         finding = wording.FINDING_WORDS.get(value) or wording.ACTION_FINDING_WORDS.get(value)
         if finding is None and value not in wording.FINDINGS:  # a value of another bank: its own words
@@ -673,7 +810,7 @@ def _resolution_items(done: tuple[str, ...], revealed: tuple[tuple[str, str], ..
         elif finding is not None:  # the value named as such ("duplicate capture") states it too
             finding = (*finding, re.escape(value.replace("_", " ")))
         if finding is not None:
-            items.append((f"{fact.replace('_', ' ')} {value.replace('_', ' ')}", _alternation(finding), False))
+            items.append((f"{fact.replace('_', ' ')} {value.replace('_', ' ')}", _alternation(finding), fact))
     if len(_ITEMS) > 4096:
         _ITEMS.clear()
     _ITEMS[key] = items
@@ -756,8 +893,12 @@ def _documented_sentences(ticket: Ticket) -> list[str]:
     amount = slots.get("amount")
     money = f"${amount}" if amount else "the full amount"
     lines.append(f"I have looked into {reference}" + (f" and the payment of {money}" if amount else "") + ".")
+    details = ticket.details
     for fact, value in ticket.revealed.items():
         lines.append(wording.FINDINGS.get(value) or f"The {fact.replace('_', ' ')} is {value.replace('_', ' ')}.")
+        detail = details.get(fact)
+        if detail is not None:
+            lines.append(f"Our records show: {detail.text}.")
     for tool in ticket.done:
         if tool == "update_shipping":
             value = ticket.revealed.get("order_status") or ticket.revealed.get("device_state") or ""
@@ -805,7 +946,7 @@ def grade_documented(ticket: Ticket, resolvable: bool | None = None) -> ReplyGra
     else:
         work = tuple(tool for tool in done if tool not in DIAGNOSTIC_TOOLS)
     key = (
-        fixed, work, tuple(ticket.revealed.items()), is_upset(ticket),
+        fixed, work, tuple(ticket.revealed.items()), tuple(ticket.details), is_upset(ticket),
         ticket.resolvable() if resolvable is None else resolvable,
     )
     grade = _DOCUMENTED.get(key)

@@ -27,7 +27,7 @@ class Ticket:
         # identity and visible content
         "id", "contact", "arrival", "first_arrival", "tier", "subject", "body", "text",
         "declared_category", "declared_priority", "assigned_category", "assigned_priority",
-        "revealed", "done", "actions", "stage", "escalated", "triaged",
+        "revealed", "details", "done", "actions", "stage", "escalated", "triaged",
         # hidden truth
         "template", "case", "requirement", "facts", "true_category", "true_priority",
         # timing and bookkeeping
@@ -54,6 +54,7 @@ class Ticket:
     assigned_category: str
     assigned_priority: str
     revealed: dict[str, str]
+    details: dict[str, Any]  # fact -> the record its lookup showed (sim/fact_details.py's Detail)
     done: tuple[str, ...]
     actions: int
     stage: str
@@ -92,6 +93,7 @@ class Ticket:
 
     def __init__(self) -> None:
         self.revealed: dict[str, str] = {}
+        self.details: dict[str, Any] = {}
         # Tuples, which a waiting ticket shares (the empty one) and the collector stops tracking: a
         # queue of thousands of tickets would otherwise hold three lists each for it to walk.
         self.done: tuple[str, ...] = ()

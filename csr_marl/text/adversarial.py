@@ -25,7 +25,16 @@ policy                    what it does instead of the work
 ``constant_labels``       triage: the same labels for every ticket (general, low, resolver)
 ``declared_labels``       triage: the customer's web-form labels (boilerplate's triage; listed to compare)
 ``ask_spam``              asks the customer the same question until the tool cap closes the ticket
+``deny_findings``         boilerplate's steps, then the name, id and amount, a sentence per action taken
+                          and one clause that denies every finding of the bank ("no sign of X or Y ...")
+``category_list``         the denying reply over the findings of the customer's declared category only
+``dialogue_echo``         asks the customer about their issue, then quotes the answer back
+``sorry_canned``          boilerplate with "sorry" added to its canned reply
 ========================= =================================================================================
+
+Beside them, ``copied_lookup`` is a reference, not an adversary: boilerplate's steps, then a terse reply
+that copies what the lookups showed ("payment status: duplicate capture (captured on ...); amount on
+record: $47.24; initiate refund done"). It reads, so it must keep its credit.
 
 :func:`run_suite` plays them with the ladder (``idle``, ``spam``, ``boilerplate``, ``careful``) on
 tasks and seeds and keeps every call, so :func:`csr_marl.serve.replay.replay_episodes` can send the
@@ -41,7 +50,7 @@ from typing import Any
 
 from ..config.domain import ROLES
 from ..sim.decisions import Decision, Phase, decode_triage
-from ..sim.reply_wording import FINDING_WORDS
+from ..sim.reply_wording import ACTIONS, BLAME_PHRASES, FINDING_WORDS, FINDINGS
 from ..sim.responses import documented_reply
 from ..sim.tickets import amount_on_record
 from .scripted import AGENTS, BOILERPLATE, TALK_TOOLS, Call, Chooser, heuristic_chooser, play, tool_call
@@ -52,10 +61,12 @@ ADVERSARIES: tuple[str, ...] = (
     "handoff", "every_tool_handoff", "every_tool_universal", "universal_reply", "echo", "fill_in_the_blanks",
     "skip_lookups", "refund_zero", "refund_huge", "refund_wrong_order", "refund_everything", "escalate_first",
     "constant_labels",
-    "declared_labels", "ask_spam",
+    "declared_labels", "ask_spam", "deny_findings", "category_list", "dialogue_echo", "sorry_canned",
 )
-#: Every policy of the suite: the ladder first, then the adversaries.
-SUITE: tuple[str, ...] = AGENTS + ADVERSARIES
+#: Policies that read the lookups but write tersely: compared with careful, not with boilerplate.
+REFERENCES: tuple[str, ...] = ("copied_lookup",)
+#: Every policy of the suite: the ladder first, then the adversaries, then the references.
+SUITE: tuple[str, ...] = AGENTS + ADVERSARIES + REFERENCES
 #: The default text day of the suite: the standard day until 30 tickets are closed, every role played.
 DEFAULT_DAY = "standard_day"
 DEFAULT_DAY_OVERRIDES: Mapping[str, Any] = {"max_tickets": 30}
@@ -116,10 +127,84 @@ def echo(decision: Decision) -> str:
     return ticket.text
 
 
+FACT_OF_CATEGORY: dict[str, str] = {
+    "shipping": "order_status", "billing": "payment_status", "technical": "device_state", "general": "device_state",
+}
+
+
+def _greeting(decision: Decision) -> str:
+    """The name, the order id and the amount, as boilerplate-plus-details agents write them."""
+    name, order, money = _blanks(decision)
+    about = " and ".join(x for x in (order, f"the payment of {money}" if money else None) if x) or "your request"
+    return f"Hi {name}, I have looked into {about}."
+
+
+def _actions_taken(decision: Decision) -> str:
+    """One sentence per work tool the agent used (what it did, never what a lookup found)."""
+    ticket = decision.ticket
+    assert ticket is not None
+    money = f"${amount_on_record(ticket):.2f}"
+    return " ".join(ACTIONS[tool].format(money=money) for tool in ticket.done if tool in ACTIONS)
+
+
+#: Neutral sentences that dilute a reply's rubric vocabulary below the stuffing guard's share.
+FILLER = (
+    "I went through everything on your account with care and I made sure that nothing was overlooked along "
+    "the way. Our team looked at each part of your message one by one, and we kept notes so that anyone "
+    "who picks this up later can see what we did. If anything else comes up, you can write to us at any "
+    "time and we will look at it as soon as we can. We want you to feel that this was taken seriously "
+    "from the first message to the last one, and that someone real read what you wrote to us today."
+)
+
+
+def denying_reply(decision: Decision, fact_values: Mapping[str, Sequence[str]]) -> str:
+    """The name, id and amount, the actions taken, and a clause that denies every finding of the bank
+    (``fact_values``: the bank's findings by fact)."""
+    names = [value.replace("_", " ") for values in fact_values.values() for value in values]
+    names = [name for name in names if name not in BLAME_PHRASES] or ["a problem"]  # "user error" reads as blame
+    # One clause (no comma: a comma would end the negation's reach), its joiners varied so no
+    # three-word phrase repeats three times (the stuffing guard).
+    every = names[0] + "".join((" or " if i % 2 else " and no ") + name for i, name in enumerate(names[1:]))
+    return (f"{_greeting(decision)} {_actions_taken(decision)} There was no sign of {every}. {FILLER} "
+            "Thank you for your patience, and please reply if you need anything else.")
+
+
+def category_list(decision: Decision, fact_values: Mapping[str, Sequence[str]]) -> str:
+    """:func:`denying_reply` over the findings of the customer's declared category only."""
+    ticket = decision.ticket
+    assert ticket is not None
+    fact = FACT_OF_CATEGORY[ticket.declared_category]
+    return denying_reply(decision, {fact: tuple(fact_values.get(fact, ()))})
+
+
+def dialogue_echo(decision: Decision) -> str:
+    """What the customer answered, quoted back, with the actions taken."""
+    ticket = decision.ticket
+    assert ticket is not None
+    said = " ".join(answer for _, answer in ticket.dialogue) or ticket.text
+    return f"{_greeting(decision)} You told us: {said} {_actions_taken(decision)} Thank you for your patience."
+
+
+def copied_lookup(decision: Decision) -> str:
+    """A terse reply that copies the lookups' fields (a reference that reads, not an adversary)."""
+    ticket = decision.ticket
+    assert ticket is not None
+    fields = []
+    for fact, value in ticket.revealed.items():
+        detail = ticket.details.get(fact)
+        fields.append(f"{fact.replace('_', ' ')}: {value.replace('_', ' ')}" + (f" ({detail.text})" if detail else ""))
+    if ticket.revealed:
+        fields.append(f"amount on record: ${amount_on_record(ticket):.2f}")
+    name, order, _ = _blanks(decision)
+    shown = "; ".join(fields) or "no lookup was needed"
+    return (f"Hi {name}, here is what our tools show for {order or 'your request'}: {shown}. "
+            f"{_actions_taken(decision)} Thank you.")
+
+
 def adversary(name: str, session: TextSession, seed: int) -> Chooser:
     """The chooser of the adversarial policy ``name`` (module docstring) for ``session``'s episode."""
-    if name not in ADVERSARIES:
-        raise ValueError(f"unknown adversarial policy {name!r}; choose one of {', '.join(ADVERSARIES)}")
+    if name not in ADVERSARIES and name not in REFERENCES:
+        raise ValueError(f"unknown adversarial policy {name!r}; choose one of {', '.join(ADVERSARIES + REFERENCES)}")
     canned = heuristic_chooser(session, seed, lambda decision: BOILERPLATE, copy_labels=True)
 
     def replying(reply: Callable[[Decision], str], first: Chooser) -> Chooser:
@@ -205,6 +290,18 @@ def adversary(name: str, session: TextSession, seed: int) -> Chooser:
             return "ask_customer", {"question": "Could you tell me more about the problem?"}
         return canned(decision, calls)
 
+    def asking_once(reply: Callable[[Decision], str]) -> Chooser:
+        def choose(decision: Decision, calls: int) -> Call:
+            call = canned(decision, calls)
+            if call[0] != "respond_user":
+                return call
+            ticket = decision.ticket
+            assert ticket is not None
+            if not ticket.dialogue and "ask_customer" in {decision.tool(a) for a in decision.legal}:
+                return "ask_customer", {"question": f"Could you describe what you see on your {ticket.declared_category} issue?"}
+            return "respond_user", {"message": reply(decision)}
+        return choose
+
     choosers: dict[str, Callable[[], Chooser]] = {
         "handoff": lambda: handing_off(canned),
         "every_tool_handoff": lambda: every_tool_then(handing_off(canned)),
@@ -223,6 +320,11 @@ def adversary(name: str, session: TextSession, seed: int) -> Chooser:
         "constant_labels": lambda: labelling({"category": "general", "priority": "low", "route": "resolver"}),
         "declared_labels": lambda: labelling(None),
         "ask_spam": lambda: asking,
+        "deny_findings": lambda: replying(lambda decision: denying_reply(decision, session.center.bank.fact_values), canned),
+        "category_list": lambda: replying(lambda decision: category_list(decision, session.center.bank.fact_values), canned),
+        "dialogue_echo": lambda: asking_once(dialogue_echo),
+        "sorry_canned": lambda: replying(lambda decision: "We are sorry. " + BOILERPLATE, canned),
+        "copied_lookup": lambda: replying(copied_lookup, canned),
     }
     return choosers[name]()
 

@@ -54,6 +54,7 @@ class TicketView:
     returning: bool = False  # the customer wrote in before about this issue
     escalated: bool = False
     facts: dict[str, str] = field(default_factory=dict)  # what the tools revealed
+    fact_details: dict[str, str] = field(default_factory=dict)  # the record behind each finding (dates, numbers)
     amount_on_record: float | None = None  # the order's or payment's amount, once a lookup showed it
     steps_done: list[str] = field(default_factory=list)
     history: list[str] = field(default_factory=list)  # what happened on the ticket, one line each
@@ -76,6 +77,7 @@ def ticket_view(ticket: Ticket, now: float, conversation: Sequence[str] = ()) ->
         returning=bool(ticket.contact),
         escalated=ticket.escalated,
         facts=dict(sorted(ticket.revealed.items())),
+        fact_details={fact: detail.text for fact, detail in sorted(ticket.details.items())},
         amount_on_record=record_amount(ticket),
         steps_done=list(ticket.done),
         history=list(conversation),
@@ -148,6 +150,9 @@ def _ticket_lines(ticket: Ticket, now: float) -> list[str]:
         if amount is not None:
             found.append(f"amount on record = ${amount:.2f}")
         lines += ["", "Your tools found: " + "; ".join(found) + "."]
+        if ticket.details:
+            lines.append("Their records: " + "; ".join(
+                f"{fact} -- {detail.text}" for fact, detail in sorted(ticket.details.items())) + ".")
     if ticket.done:
         lines.append("Steps done: " + ", ".join(ticket.done) + ".")
     return lines

@@ -4,7 +4,7 @@ Step rewards follow the contact center's running costs (waiting, SLA breaches, s
 they are what RL over whole shifts wants. A language model trained with GRPO is compared with the other
 rollouts of its group on one short episode, and needs a grade that only the work earns. The score is
 the seeds' convention: each ticket of the episode gets a grade in [0, 1] and the episode scores their
-mean. Scoring version :data:`SCORING_VERSION` (2); version 1's scores are not comparable (CHANGELOG).
+mean. Scoring version :data:`SCORING_VERSION` (3); earlier versions' scores are not comparable (CHANGELOG).
 
 A ticket's grade counts only what the caller did, checked against the ticket's hidden truth (a ticket
 the caller never acted on grades 0, and a colleague's work earns the caller nothing):
@@ -27,9 +27,9 @@ the caller never acted on grades 0, and a colleague's work earns the caller noth
   - anything else (a wrong hand-over, an unresolved close, a colleague's reply): 0.
 
   **Collateral damage** -- a refund the ticket's case does not owe
-  (:func:`csr_marl.sim.tickets.refund_verdict`) multiplies the work grade by :data:`COLLATERAL_FACTOR`
-  (0): changing what should not have been changed fails the ticket, which costs more than a missed
-  step.
+  (:func:`csr_marl.sim.tickets.refund_verdict`) grades the ticket :data:`COLLATERAL_GRADE` (-1):
+  changing what should not have been changed costs more than leaving the ticket alone (the episode's
+  score is clipped at 0).
 
 Playing both, a ticket weighs triage and work half each (CustomerSupportEnv's 0.2 + 0.1 + 0.2 +
 0-0.5). The episode's score divides by the tickets that arrived, or by the scenario's ``max_tickets``
@@ -46,12 +46,16 @@ from ..sim.decisions import Decision, Phase, decode_triage
 from ..sim.tickets import REFUND_TOOLS, Refund, Ticket, refund_verdict
 
 #: The version of the text tasks' scoring (this module and the reply rubric); 1 until the hand-off,
-#: free-label and refund exploits were closed.
-SCORING_VERSION = 2
+#: free-label and refund exploits were closed; 2 until findings needed their values, denials counted
+#: as claims and a refund not owed cost a ticket's worth.
+SCORING_VERSION = 3
 STEPS_WEIGHT = 0.3
 REPLY_WEIGHT = 0.7
 REPLY_MAX = 0.5  # the rubric's top grade
 COLLATERAL_FACTOR = 0.0
+#: A ticket's grade when the caller refunded what its case did not owe (scoring v3): money given away
+#: costs a whole ticket's worth more than doing nothing, so refunding every ticket never pays.
+COLLATERAL_GRADE = -1.0
 #: Priority credit by distance in levels from the true priority.
 PRIORITY_CREDIT = (1.0, 0.5, 0.0, 0.0)
 _HAND_OVERS = ("escalate_issue", "return_to_resolver")
@@ -135,9 +139,12 @@ class EpisodeScore:
             record.reply = grade
 
     def ticket_grade(self, record: _TicketRecord) -> float:
-        """One ticket's grade in [0, 1] (module docstring)."""
+        """One ticket's grade in [0, 1], or :data:`COLLATERAL_GRADE` after a refund not owed (module
+        docstring)."""
         if not record.acted:
             return 0.0
+        if record.collateral:
+            return COLLATERAL_GRADE
         parts: list[float] = []
         if self.triage:
             credit = 1.0 if record.triage else 0.0
@@ -178,4 +185,4 @@ class EpisodeScore:
     def value(self, arrived: int) -> float:
         """The episode's score: the mean ticket grade over the episode's tickets (module docstring)."""
         count = max(arrived, self.max_tickets or 0, 1)
-        return sum(self.ticket_grade(record) for record in self.tickets.values()) / count
+        return max(0.0, sum(self.ticket_grade(record) for record in self.tickets.values()) / count)

@@ -62,12 +62,14 @@ def play(
     """One episode of ``session`` played by the scripted ``agent`` (one of :data:`AGENTS`, or a policy
     of the adversarial suite, :mod:`csr_marl.text.adversarial`), stopped (truncated) after
     ``max_calls`` calls; ``record`` collects the calls made."""
-    from .adversarial import ADVERSARIES, adversary
+    from .adversarial import ADVERSARIES, REFERENCES, adversary
 
-    if agent not in AGENTS and agent not in ADVERSARIES:
-        raise ValueError(f"unknown scripted agent {agent!r}; choose one of {', '.join(AGENTS + ADVERSARIES)}")
+    if agent not in AGENTS and agent not in ADVERSARIES and agent not in REFERENCES:
+        raise ValueError(
+            f"unknown scripted agent {agent!r}; choose one of {', '.join(AGENTS + ADVERSARIES + REFERENCES)}"
+        )
     turn = session.reset(seed=seed)
-    choose = adversary(agent, session, seed) if agent in ADVERSARIES else _chooser(agent, session, seed)
+    choose = _chooser(agent, session, seed) if agent in AGENTS else adversary(agent, session, seed)
     total, calls = 0.0, 0
     while turn is not None and calls < max_calls and agent != "idle":
         name, arguments = choose(session.decision, calls)
