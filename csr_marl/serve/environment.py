@@ -168,7 +168,7 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
         observation = self._observation(step.turn, reward=step.reward, info=step.info)
         observation.terminated, observation.truncated = step.terminated, step.truncated
         if step.error is not None and observation.error is None:
-            observation.error = step.error
+            observation.error = short(step.error)
         return observation
 
     @property
@@ -249,9 +249,12 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
                 metadata["kpis"] = _plain(result.kpis)
                 metadata["team_return"] = _plain(result.team_return)
             return ContactCenterObservation(done=True, reward=reward, metadata=metadata, score=self._score())
+        text, error = turn.text, turn.error
+        if error is not None and short(error) != error:  # a refusal is one line of at most 500 characters, in the text too
+            text, error = text.replace(error, short(error)), short(error)
         return ContactCenterObservation(
-            text=turn.text, tools=_plain(turn.tools), agent=turn.agent, role=turn.role, phase=turn.phase,
-            error=turn.error, done=False, reward=reward, metadata=metadata, score=self._score(),
+            text=text, tools=_plain(turn.tools), agent=turn.agent, role=turn.role, phase=turn.phase,
+            error=error, done=False, reward=reward, metadata=metadata, score=self._score(),
             ticket=asdict(turn.ticket) if turn.ticket is not None else None,
             queue=[asdict(view) for view in turn.queue], legal_tools=turn.tool_names, minute=turn.minute,
         )
