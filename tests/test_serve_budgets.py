@@ -222,11 +222,12 @@ def test_a_lone_surrogate_over_http_is_a_422(text_server: Served) -> None:
 
 
 def test_a_refused_tool_call_is_one_short_line_in_error_and_text(text_server: Served) -> None:
-    """60,000 unknown argument names came back as a 468,945-character error, repeated in the prompt."""
+    """60,000 unknown argument names came back as a 468,945-character error, repeated in the prompt;
+    15,000 (the most a frame under the 256 KiB limit holds) now come back as one short line."""
     with open_ws(text_server, forwarded("198.51.100.51")) as ws:
         working_turn(ws)
         usual = ask(ws, {"type": "step", "data": {"tool": "respond_user", "arguments": {"mesage": "hi"}}})
-        names = {f"k{i}": 0 for i in range(60_000)}
+        names = {f"k{i}": 0 for i in range(15_000)}
         huge = ask(ws, {"type": "step", "data": {"tool": "respond_user", "arguments": names}})
     error = huge["data"]["observation"]["error"]
     assert "unexpected argument" in error and len(error) <= MESSAGE_CHARS and "\n" not in error

@@ -34,7 +34,7 @@ def serve_command(
         10.0, "--max-seconds-per-call", help="Work budget: wall-clock seconds one reset or step may run before it is stopped.",
     ),
     max_message_bytes: int = typer.Option(
-        1 << 20, "--max-message-bytes", help="Largest WebSocket frame or HTTP body read (a larger frame closes the connection).",
+        1 << 18, "--max-message-bytes", help="Largest WebSocket frame or HTTP body read (a larger frame closes the connection); reading one is work.",
     ),
     idle_seconds: float = typer.Option(
         600.0, "--idle-seconds", help="A WebSocket session with no reset or step this long is closed (other messages do not count).",
@@ -68,7 +68,7 @@ def serve_command(
         help="Addresses or networks whose X-Forwarded-For names the client, comma-separated; '' for none.",
     ),
     max_connections_per_client: int = typer.Option(
-        32, "--max-connections-per-client", help="Open connections per client socket address, loopback ones too (behind a proxy: the proxy's); 0: no cap.",
+        32, "--max-connections-per-client", help="Open connections (WebSockets too) per client socket address, loopback ones too; a trusted proxy is not capped; 0: no cap.",
     ),
     request_read_seconds: float = typer.Option(
         10.0, "--request-read-seconds", help="A request's headers and body must arrive within this many seconds.",

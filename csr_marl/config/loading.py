@@ -100,6 +100,21 @@ def _lookup(path: Path) -> Path | None:
     return None
 
 
+def _scenario_yaml(path: Path) -> Any:
+    """A scenario file's YAML, parsed once per version of the file (a server resets the same few all day)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return read_yaml_file(path, "scenario")  # its one-line error
+    return copy.deepcopy(_parsed_yaml(str(path.resolve()), stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=64)
+def _parsed_yaml(path: str, mtime_ns: int, size: int) -> Any:
+    del mtime_ns, size  # part of the cache key: a file that changes is read again
+    return read_yaml_file(Path(path), "scenario")
+
+
 def read_yaml_file(path: Path, what: str) -> Any:
     """A YAML file read within bounds; any failure is a :class:`ScenarioError` naming the file."""
     try:
@@ -214,7 +229,7 @@ def load_scenario(
         label = name_or_path.name
     else:
         path = _find(name_or_path)
-        raw = read_yaml_file(path, "scenario")
+        raw = _scenario_yaml(path)
         if not isinstance(raw, dict):
             raise ScenarioError(f"scenario {path.name}: expected a mapping at the top level")
         base = path.parent

@@ -12,9 +12,10 @@ address, and logs that say a condition once instead of a traceback per socket.
   closed at once), so a slowloris that reopens what is closed reopens about its socket count a second,
   not as many as the machine can make.
   The cap counts the socket's own peer address (every address, loopback ones included: only the
-  rate limit exempts clients on this machine; an IPv6 address by its /64), not ``X-Forwarded-For``.
-  A connection that becomes a WebSocket still counts until it closes, unless it comes from a trusted
-  proxy (whose connections carry many clients: the session cap per forwarded client bounds those).
+  rate limit exempts clients on this machine; an IPv6 address by its /64), not ``X-Forwarded-For``,
+  except a trusted proxy's: its connections carry many clients (the proxy caps each one's, and the
+  session cap counts each forwarded client). A connection that becomes a WebSocket still counts until
+  it closes, unless it comes from this machine (the operator's trainer, which the session caps exempt too).
 - :class:`OncePerInterval`: a logging filter that lets one record per message through per interval,
   without its traceback, counting what it held back ("Too many open files" under a flood).
 """
@@ -31,7 +32,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import get_remote_addr
 
-from .clients import TrustedProxies, client_key
+from .clients import TrustedProxies, client_key, is_loopback
 
 log = logging.getLogger("csr_marl.serve")
 SILENT_GRACE_SECONDS = 2.0  # a new connection that has sent nothing yet is not evicted before this
@@ -138,7 +139,8 @@ class GuardedH11Protocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self.opened = time.monotonic()
         peer = get_remote_addr(transport)
-        address = client_key(peer[0]) if peer else None
+        # a trusted proxy speaks for many clients: it is not capped (the proxy caps each client's connections)
+        address = client_key(peer[0]) if peer and not self.proxies.trusts(peer[0]) else None
         if address is not None and not self.book.admit(self, address):
             self.refused = True  # before uvicorn's setup: no flow control, no entry in its connections, no timer
             self.book.refuse(transport, self.loop)
@@ -166,8 +168,8 @@ class GuardedH11Protocol(H11Protocol):
         self._disarm()  # the WebSocket protocol takes over, with its own ping and idle timeouts
         self.upgraded = True
         peer = get_remote_addr(self.transport)
-        if self._address is not None and self.proxies.trusts(peer[0] if peer else None):
-            self.book.forget(self, self._address)  # a proxy's WebSockets carry many clients: the session cap counts them
+        if self._address is not None and is_loopback(peer[0] if peer else ""):
+            self.book.forget(self, self._address)  # this machine's WebSockets are the operator's
             self._address = None
         super().handle_websocket_upgrade(event)  # else it stays in the book (never as stalled) until it closes
 

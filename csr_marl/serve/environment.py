@@ -17,6 +17,7 @@ simulates too many tickets, runs too long, or whose client leaves, stops with a 
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import uuid
@@ -216,8 +217,8 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
     ) -> SessionDefaults:
         """The defaults with the client's options applied, each checked for type and allowed values."""
         defaults = self.defaults
-        if scenario is not None and scenario != defaults.scenario and scenario not in scenario_names():
-            raise SessionOptionError(f"reset: unknown scenario {quote(scenario)}; scenarios: {', '.join(scenario_names())}")
+        if scenario is not None and scenario != defaults.scenario and scenario not in shipped_scenarios():
+            raise SessionOptionError(f"reset: unknown scenario {quote(scenario)}; scenarios: {', '.join(shipped_scenarios())}")
         if isinstance(roles, str):
             roles = [part.strip() for part in roles.split(",") if part.strip()]
         if roles is not None and not (isinstance(roles, list) and all(isinstance(r, str) for r in roles)):
@@ -261,6 +262,12 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
 
     def _score(self) -> float:
         return min(1.0, max(0.0, self._session.score)) if self._session is not None else 0.0
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_scenarios() -> tuple[str, ...]:
+    """The scenarios a client may name (read once: what ships does not change while a server runs)."""
+    return tuple(scenario_names())
 
 
 def _is_colleagues(value: Any) -> bool:

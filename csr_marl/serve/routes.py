@@ -30,10 +30,10 @@ from starlette.websockets import WebSocketDisconnect
 from ..text.tools import ToolCallError, read_json
 from .environment import ContactCenterEnvironment
 from .clients import client_key
-from .guard import ClientError, ServerLimits, short
+from .guard import RESET_COST, ClientError, ServerLimits, short
 from .models import ToolCallAction
 from .sessions import FairGate, Lease, SessionBook
-from .wellformed import unencodable, unencodable_json_text
+from .wellformed import has_surrogate_escape, unencodable, unencodable_json_text
 
 log = logging.getLogger("csr_marl.serve")
 _FRAME_DEPTH = 12  # the deepest JSON a frame may nest: a reset with overrides needs about five
@@ -94,7 +94,7 @@ class Place:
     def __init__(self, lease: Lease, reclaimed: asyncio.Event, gate: FairGate) -> None:
         self.lease, self.reclaimed, self.gate = lease, reclaimed, gate
 
-    def start(self, worker: ThreadPoolExecutor, call: Callable[[], Any]) -> asyncio.Task[Any]:
+    def start(self, worker: ThreadPoolExecutor, call: Callable[[], Any], weight: float) -> asyncio.Task[Any]:
         """Run ``call`` in ``worker`` when the gate gives this client its turn (a task to await)."""
         loop = asyncio.get_running_loop()
         self.lease.worked()
@@ -102,7 +102,7 @@ class Place:
 
         async def turn() -> Any:
             try:
-                return await self.gate.run(self.lease.client, lambda: loop.run_in_executor(worker, call))
+                return await self.gate.run(self.lease.client, lambda: loop.run_in_executor(worker, call), weight)
             finally:
                 self.lease.busy = False
                 self.lease.worked()
@@ -148,7 +148,7 @@ async def _serve_session(websocket: WebSocket, env: ContactCenterEnvironment, wo
             except ClientError as exc:
                 await _send_error(websocket, str(exc), "VALIDATION_ERROR")
                 continue
-            running = place.start(worker, call)
+            running = place.start(worker, call, RESET_COST if kind == "reset" else 1)
             waiting = asyncio.ensure_future(websocket.receive())  # watch the connection while it runs
             await asyncio.wait({running, waiting}, return_when=asyncio.FIRST_COMPLETED)
             if waiting.done() and waiting.result()["type"] == "websocket.disconnect":
@@ -188,10 +188,8 @@ def _message(frame: dict[str, Any]) -> dict[str, Any] | str:
         return str(exc)
     if not isinstance(message, dict):
         return "a message is a JSON object: {\"type\": \"reset\" | \"step\" | \"state\" | \"close\", \"data\": {...}}"
-    flaw = unencodable(message)
-    if flaw:
-        return flaw
-    return message
+    flaw = unencodable(message) if has_surrogate_escape(text) else None  # UTF-8 text holds none but escaped ones
+    return flaw or message
 
 
 def _call(env: ContactCenterEnvironment, kind: str, data: Any) -> Callable[[], Any]:
@@ -231,7 +229,8 @@ async def _stateless(request: Request, factory: Callable[[], ContactCenterEnviro
         return _refusal(lease, 503)
     try:
         loop = asyncio.get_running_loop()
-        running = asyncio.ensure_future(gate.run(lease.client, lambda: loop.run_in_executor(None, call)))
+        weight = RESET_COST if kind == "reset" else 1
+        running = asyncio.ensure_future(gate.run(lease.client, lambda: loop.run_in_executor(None, call), weight))
         while not running.done():
             await asyncio.wait({running}, timeout=0.25)
             if not running.done() and await request.is_disconnected():

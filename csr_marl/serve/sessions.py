@@ -7,7 +7,8 @@
   room, so silent sessions never keep a working client out.
 - :class:`FairGate`: the server's simulation work, shared between clients. At most ``slots`` calls
   run at once; a waiting call goes ahead of those of clients that used more of the server lately
-  (busy seconds, halving every :data:`USAGE_HALF_LIFE_SECONDS`). A call that runs past
+  (busy seconds, halving every :data:`USAGE_HALF_LIFE_SECONDS`, counting the call's own expected
+  length: a short call of a client goes ahead of a long one of a client as busy). A call that runs past
   :data:`HAND_OFF_SECONDS` gives its place to the next one and goes on beside it (long calls already
   take turns in :mod:`csr_marl.sim.work`), so nobody waits behind a long call.
 """
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 USAGE_HALF_LIFE_SECONDS = 2.0
 HAND_OFF_SECONDS = 0.02
 GATE_SLOTS = 2
+DEFAULT_CALL_SECONDS = 0.002  # what a client's call is expected to take before it has made one
 
 
 @dataclass(eq=False)
@@ -93,6 +95,8 @@ class FairGate:
                  hand_off: float = HAND_OFF_SECONDS) -> None:
         self.free, self.half_life, self.hand_off = slots, half_life, hand_off
         self._usage: dict[str, tuple[float, float]] = {}  # client -> (busy seconds, decayed to this time)
+        self._typical: dict[str, float] = {}  # client -> how long its calls take (a moving average)
+        self._last_rank: dict[tuple[str, float], float] = {}  # (client, weight) -> the rank of its last call to wait
         self._waiting: list[tuple[float, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
 
@@ -102,19 +106,30 @@ class FairGate:
         busy, at = self._usage.get(client, (0.0, now))
         return busy * math.exp2(-(now - at) / self.half_life)
 
-    def _rank(self, client: str) -> float:
-        """``client``'s usage on one scale for all times (log2 of it, as if decayed from a fixed origin):
-        a call waits behind those of less busy clients, and behind its own client's earlier calls."""
-        busy, at = self._usage.get(client, (0.0, 0.0))
-        return math.log2(busy) + at / self.half_life if busy > 0 else -math.inf
+    def _rank(self, client: str, now: float) -> float:
+        """Where ``client``'s next call waits: its usage once this call is charged (its recent busy seconds
+        plus what its calls usually take), on one scale for all times (log2, as if decayed from a fixed
+        origin). Calls of less busy clients, and short calls, go first; a client's own calls keep their order."""
+        busy, at = self._usage.get(client, (0.0, now))
+        used = math.log2(busy) + at / self.half_life if busy > 0 else -math.inf
+        upcoming = math.log2(self._typical.get(client, DEFAULT_CALL_SECONDS)) + now / self.half_life
+        high, low = max(used, upcoming), min(used, upcoming)
+        return high + math.log2(1.0 + math.exp2(low - high))
 
-    async def run(self, client: str, call: Callable[[], asyncio.Future]) -> object:  # type: ignore[type-arg]
-        """Wait for a turn, start ``call()`` (a future: the call running in its thread), await it."""
+    async def run(self, client: str, call: Callable[[], asyncio.Future], weight: float = 1.0) -> object:  # type: ignore[type-arg]
+        """Wait for a turn, start ``call()`` (a future: the call running in its thread), await it.
+
+        ``weight``: how much busier than it is its client counts while this call waits (a reset, which
+        builds a whole day, weighs :data:`~.guard.RESET_COST`, as in the rate limit: turns of days
+        under way go before new days, and a client that only resets gets a tenth of a stepper's share)."""
         if self.free > 0 and not self._waiting:
             self.free -= 1
         else:
             turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            heapq.heappush(self._waiting, (self._rank(client), next(self._order), turn))
+            now = time.monotonic()
+            rank = max(self._rank(client, now) + math.log2(weight), self._last_rank.get((client, weight), -math.inf))
+            self._last_rank[(client, weight)] = rank
+            heapq.heappush(self._waiting, (rank, next(self._order), turn))
             try:
                 await turn
             except asyncio.CancelledError:
@@ -148,6 +163,9 @@ class FairGate:
     def _charge(self, client: str, seconds: float) -> None:
         now = time.monotonic()
         self._usage[client] = (self.usage(client, now) + seconds, now)
+        typical = self._typical.get(client, DEFAULT_CALL_SECONDS)
+        self._typical[client] = typical + 0.25 * (seconds - typical)
         if len(self._usage) > 10_000:  # forget those whose use has decayed away
-            self._usage = {key: value for key, value in self._usage.items()
-                           if self.usage(key, now) > 1e-4}
+            self._usage = {key: value for key, value in self._usage.items() if self.usage(key, now) > 1e-4}
+            self._typical = {key: value for key, value in self._typical.items() if key in self._usage}
+            self._last_rank = {key: value for key, value in self._last_rank.items() if key[0] in self._usage}

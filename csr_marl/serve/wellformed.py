@@ -39,12 +39,17 @@ def unencodable(value: Any, where: str = "") -> str | None:
     return None
 
 
+def has_surrogate_escape(text: str) -> bool:
+    """Whether JSON text escapes a surrogate (``\\ud83d``): text decoded from UTF-8 holds no other kind."""
+    return _SURROGATE_ESCAPE.search(text) is not None
+
+
 def unencodable_json_text(text: str, where: str) -> str | None:
     """The same for JSON sent as a string (a tool call's ``arguments``): escapes of lone surrogates.
 
     Only text holding a surrogate escape is read (a valid pair reads as one character); text that is
     not JSON is left to the tool-call check, which refuses it as a call."""
-    if not _SURROGATE_ESCAPE.search(text):
+    if not has_surrogate_escape(text):
         return None
     try:
         parsed = json.loads(text)
