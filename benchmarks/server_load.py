@@ -559,6 +559,12 @@ leave fewer than 1% of steps queued, and then a p99 below the calm one.
 |---|---|---|---|---|
 {targets}
 
+In `hoarding` the 8 hostile addresses hold 8 sessions each, every place of the server; the well-behaved
+clients connect {RECLAIM_SECONDS + 3:.0f} s later, past the 30 s after which a full server closes the session longest
+without work to make room (a newcomer in the first 30 s of such a hoard is refused, and retries). In
+`addresses` each address stays under its own rate; what keeps the others' steps quick is the fair turns,
+in which a reset weighs ten steps.
+
 Errors of the well-behaved clients: **{errors}** (target 0); server RSS at most **{peak:.0f} MB** (bounded by
 the session cap and the frame limit). Verdict: {verdict}.
 

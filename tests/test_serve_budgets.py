@@ -21,7 +21,7 @@ from extras import need
 need("openenv")
 
 import httpx  # noqa: E402
-from websockets.exceptions import ConnectionClosed  # noqa: E402
+from websockets.exceptions import ConnectionClosed, InvalidHandshake  # noqa: E402
 from websockets.sync.client import ClientConnection, connect  # noqa: E402
 
 from csr_marl.config.loading import ScenarioError, load_scenario  # noqa: E402
@@ -151,6 +151,25 @@ def test_a_keep_alive_does_not_extend_the_idle_limit(idle_server: Served) -> Non
                 closing = reply
             time.sleep(0.5)
         assert closing is not None and "no reset or step for 3 s" in closing["data"]["message"]
+
+
+ws_cap_server = server_fixture("wscap", ["--trusted-proxies", "", "--rate-loopback", "--max-connections-per-client", "3",
+                                          "--max-sessions-per-client", "16"])
+
+
+def test_websockets_count_toward_the_connection_cap(ws_cap_server: Served) -> None:
+    """WebSockets did not count toward --max-connections-per-client: an address held any number of
+    sockets that way. Now its fourth connection is refused while three WebSockets are open."""
+    held = [open_ws(ws_cap_server, source_address=("127.0.0.2", 0)) for _ in range(3)]
+    try:
+        with pytest.raises((ConnectionClosed, InvalidHandshake, OSError, TimeoutError)):
+            with open_ws(ws_cap_server.ws_url, source_address=("127.0.0.2", 0)) as fourth:
+                fourth.recv(timeout=5)
+        with open_ws(ws_cap_server, source_address=("127.0.0.3", 0)) as other:  # another address: its own cap
+            assert ask(other, {"type": "state"})["type"] == "state"
+    finally:
+        for ws in held:
+            ws.close()
 
 
 # --- rates: close 1013, IPv6 by /64, the token's own rate ---------------------------------------

@@ -100,7 +100,7 @@ def run_server(app: "FastAPI", host: str = "127.0.0.1", port: int = 8000, log_le
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, ws_max_size=limits.max_message_bytes,
         timeout_graceful_shutdown=2, ws_ping_interval=20.0, ws_ping_timeout=20.0,
-        http=guarded_protocol(limits.request_read_seconds, limits.max_connections_per_client, proxies),
+        http=guarded_protocol(limits.request_read_seconds, limits.max_connections_per_client, proxies, limits.rate_loopback),
         timeout_keep_alive=5,
         # X-Forwarded-For names the client only on connections from a trusted proxy; from anyone else it is ignored
         proxy_headers=bool(proxies.spec), forwarded_allow_ips=proxies.spec or None,

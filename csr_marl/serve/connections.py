@@ -15,7 +15,8 @@ address, and logs that say a condition once instead of a traceback per socket.
   rate limit exempts clients on this machine; an IPv6 address by its /64), not ``X-Forwarded-For``,
   except a trusted proxy's: its connections carry many clients (the proxy caps each one's, and the
   session cap counts each forwarded client). A connection that becomes a WebSocket still counts until
-  it closes, unless it comes from this machine (the operator's trainer, which the session caps exempt too).
+  it closes, unless it comes from this machine (the operator's trainer, which the session caps exempt
+  too, unless ``--rate-loopback``).
 - :class:`OncePerInterval`: a logging filter that lets one record per message through per interval,
   without its traceback, counting what it held back ("Too many open files" under a flood).
 """
@@ -129,6 +130,7 @@ class GuardedH11Protocol(H11Protocol):
     request_read_seconds: ClassVar[float] = 10.0
     book: ClassVar[ConnectionBook] = ConnectionBook(0)
     proxies: ClassVar[TrustedProxies] = TrustedProxies("")
+    count_local: ClassVar[bool] = False  # whether this machine's WebSockets count too (--rate-loopback)
     _deadline: asyncio.TimerHandle | None = None
     _address: str | None = None
     heard = False  # part of the current request has come
@@ -168,7 +170,7 @@ class GuardedH11Protocol(H11Protocol):
         self._disarm()  # the WebSocket protocol takes over, with its own ping and idle timeouts
         self.upgraded = True
         peer = get_remote_addr(self.transport)
-        if self._address is not None and is_loopback(peer[0] if peer else ""):
+        if self._address is not None and not self.count_local and is_loopback(peer[0] if peer else ""):
             self.book.forget(self, self._address)  # this machine's WebSockets are the operator's
             self._address = None
         super().handle_websocket_upgrade(event)  # else it stays in the book (never as stalled) until it closes
@@ -204,11 +206,11 @@ class GuardedH11Protocol(H11Protocol):
 
 
 def guarded_protocol(request_read_seconds: float, max_connections_per_client: int,
-                     proxies: TrustedProxies | None = None) -> type[GuardedH11Protocol]:
+                     proxies: TrustedProxies | None = None, count_local: bool = False) -> type[GuardedH11Protocol]:
     """A :class:`GuardedH11Protocol` subclass with these settings and a fresh connection book."""
     return type("ServerH11Protocol", (GuardedH11Protocol,), {
         "request_read_seconds": request_read_seconds, "book": ConnectionBook(max_connections_per_client),
-        "proxies": proxies or TrustedProxies(""),
+        "proxies": proxies or TrustedProxies(""), "count_local": count_local,
     })
 
 
