@@ -15,7 +15,17 @@ step at the client. Each round runs on fresh servers: alone, then under each att
 - `slowloris`: 1,100 sockets, each sending half a request line and waiting, reopened as they close,
   from 127.0.0.2 (another client, as an attacker on another machine is: the server's per-address
   connection cap counts it apart from the well-behaved clients on 127.0.0.1);
-- `spam`: reset/step as fast as the server answers, over the WebSocket and HTTP.
+- `spam`: reset/step as fast as the server answers, over the WebSocket and HTTP;
+- `hoarding`: each hostile client (its own address) opens WebSocket sessions until refused and holds
+  them silent, with a `state` keep-alive every 10 s, reopening any that close; the well-behaved
+  clients start once the hoarded sessions are past the server's reclaim time (30 s), so a full
+  server makes room by closing them;
+- `addresses`: 5 addresses per hostile client (40 for 8), each sending `POST /reset` of `standard_day`
+  at 4.5 a second, just under its rate limit (a reset costs 10 of its 50 tokens a second);
+- `surrogates`: steps whose text is a lone surrogate (`"\ud800"`, as an object and as a JSON
+  string), as fast as the server answers, over the WebSocket and HTTP;
+- `refusals`: steps with 15,000 unknown argument names (a 0.19 MB frame, under the 256 KiB limit) as
+  fast as the rate allows (one token per KiB: a frame every 4 s per address).
 
 Every client sends its own `X-Forwarded-For`, as clients behind a reverse proxy on the same machine
 do (the server trusts it from 127.0.0.1), so each has its own rate limit. Reported per run: the
@@ -67,7 +77,16 @@ MODES = {
     "shifts": ("shifts_ws", "shifts_http"),
     "slowloris": ("slowloris",),
     "spam": ("spam_ws", "spam_http"),
+    "hoarding": ("hoarding",),
+    "addresses": ("addresses",),
+    "surrogates": ("surrogates_ws", "surrogates_http"),
+    "refusals": ("huge_refusal",),
 }
+HOARD_ATTEMPTS = 64  # sessions each hoarder tries to hold
+RECLAIM_SECONDS = 30.0  # the server's default --reclaim-idle-seconds: the hoarding mode waits past it
+ADDRESSES_PER_CLIENT = 5  # the `addresses` mode: compliant addresses per hostile client
+REFUSED_NAMES = 15_000  # unknown argument names in a `refusals` step: the most a frame under 256 KiB holds
+COMPLIANT_RESETS_PER_SECOND = 4.5  # just under the default 50 tokens a second at 10 a reset
 ATTACKS = tuple(attack for attacks in MODES.values() for attack in attacks)
 SLOWLORIS_SOCKETS = 1_100
 # The slowloris attacker is another client: its sockets come from another loopback address (all of
@@ -192,6 +211,9 @@ def hostile(url: str, attack: str, stop: Any, counts: Any, index: int) -> None:
         return
     address = {"X-Forwarded-For": f"203.0.113.{index % 250 + 1}"}  # as a client behind the proxy
     ws_url = url.replace("http://", "ws://") + "/ws"
+    if attack in ("hoarding", "addresses", "huge_refusal") or attack.startswith("surrogates"):
+        NEW_ATTACKS[attack](url, address, index, stop, counts)
+        return
     frames = ["{not json", "[" * 100_000, b"\x00binary", json.dumps({"type": "launch"}),
               json.dumps({"type": "step", "data": {"tool": ["respond_user"], "arguments": "[" * 50_000}}),
               json.dumps({"type": "reset", "data": {"overrides": {"tickets.bank": "/etc/passwd"}}})]
@@ -229,6 +251,121 @@ def hostile(url: str, attack: str, stop: Any, counts: Any, index: int) -> None:
                         counts[attack] += 1
         except (ConnectionClosed, InvalidStatus, OSError, TimeoutError):
             time.sleep(0.05)
+
+
+def hoarding(url: str, address: dict[str, str], index: int, stop: Any, counts: Any) -> None:
+    """Hold as many silent sessions as the server gives this address; keep them alive; reopen closed ones."""
+    from websockets.exceptions import ConnectionClosed, InvalidStatus
+    from websockets.sync.client import connect
+
+    ws_url = url.replace("http://", "ws://") + "/ws"
+    held: list[Any] = []
+    last_ping = time.monotonic()
+    while not stop.is_set():
+        while len(held) < HOARD_ATTEMPTS and not stop.is_set():
+            try:
+                ws = connect(ws_url, open_timeout=30, close_timeout=1, additional_headers=address)
+            except (InvalidStatus, OSError, TimeoutError):
+                break
+            counts["hoarding"] += 1
+            try:
+                ws.recv(timeout=0.2)  # a refusal comes at once: the address holds its share
+                ws.close()
+                break
+            except TimeoutError:
+                held.append(ws)  # nothing said: the session is ours
+            except ConnectionClosed:
+                break
+        stop.wait(1.0)
+        if time.monotonic() - last_ping > 10:  # a keep-alive: it does not count as work
+            last_ping = time.monotonic()
+            for ws in list(held):
+                try:
+                    ws.send(json.dumps({"type": "state"}))
+                except ConnectionClosed:
+                    pass
+        alive = []
+        for ws in held:
+            try:
+                while True:
+                    ws.recv(timeout=0)
+            except TimeoutError:
+                alive.append(ws)
+            except ConnectionClosed:
+                ws.close()
+        held = alive
+    for ws in held:
+        ws.close()
+
+
+def many_addresses(url: str, address: dict[str, str], index: int, stop: Any, counts: Any) -> None:
+    """ADDRESSES_PER_CLIENT clients, each resetting standard_day just under its own rate limit."""
+
+    def compliant(number: int) -> None:
+        headers = {"X-Forwarded-For": f"198.18.{index}.{number + 1}"}
+        body = {"scenario": "standard_day", "roles": ["resolver"]}
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                post(url, {**body, "seed": counts["addresses"]}, headers)
+                counts["addresses"] += 1
+            except (OSError, TimeoutError):
+                pass
+            stop.wait(max(0.0, 1 / COMPLIANT_RESETS_PER_SECOND - (time.monotonic() - started)))
+
+    threads = [threading.Thread(target=compliant, args=(n,), daemon=True) for n in range(ADDRESSES_PER_CLIENT)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+SURROGATE_STEPS = ['{"type": "step", "data": {"tool": "respond_user", "arguments": {"message": "\\ud800"}}}',
+                   '{"type": "step", "data": {"tool": "respond_user", "arguments": "{\\"message\\": \\"\\\\ud83d\\"}"}}']
+
+
+def frames_loop(url: str, address: dict[str, str], attack: str, stop: Any, counts: Any) -> None:
+    """A session that resets once, then sends the attack's frames as fast as the answers come."""
+    from websockets.exceptions import ConnectionClosed, InvalidStatus
+    from websockets.sync.client import connect
+
+    huge = json.dumps({"type": "step", "data": {"tool": "respond_user", "arguments": {f"k{i}": 0 for i in range(REFUSED_NAMES)}}})
+    frames = [huge] if attack == "huge_refusal" else SURROGATE_STEPS
+    while not stop.is_set():
+        try:
+            with connect(url.replace("http://", "ws://") + "/ws", open_timeout=30, max_size=None, close_timeout=1,
+                         additional_headers=address) as ws:
+                ws.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
+                ws.recv(timeout=60)
+                while not stop.is_set():
+                    for frame in frames:
+                        ws.send(frame)
+                        ws.recv(timeout=60)
+                        counts[attack] += 1
+        except (ConnectionClosed, InvalidStatus, OSError, TimeoutError):
+            stop.wait(0.05)
+
+
+def surrogates_http(url: str, address: dict[str, str], stop: Any, counts: Any) -> None:
+    body = '{"action": {"tool": "respond_user", "arguments": {"message": "\\ud800"}}}'.encode()
+    while not stop.is_set():
+        request = urllib.request.Request(f"{url}/step", data=body, headers={"Content-Type": "application/json", **address})
+        try:
+            urllib.request.urlopen(request, timeout=60).read()
+        except urllib.error.HTTPError:
+            pass  # 422 (refused), 429
+        except (OSError, TimeoutError):
+            stop.wait(0.05)
+        counts["surrogates_http"] += 1
+
+
+NEW_ATTACKS = {
+    "hoarding": hoarding,
+    "addresses": many_addresses,
+    "surrogates_ws": lambda url, address, index, stop, counts: frames_loop(url, address, "surrogates_ws", stop, counts),
+    "surrogates_http": lambda url, address, index, stop, counts: surrogates_http(url, address, stop, counts),
+    "huge_refusal": lambda url, address, index, stop, counts: frames_loop(url, address, "huge_refusal", stop, counts),
+}
 
 
 def hostile_reset(attack: str, turn: int) -> dict[str, Any]:
@@ -310,7 +447,8 @@ def run(clients: int, days: int, hostile_count: int, attacks: list[str], max_sec
     if hostile_count:
         attackers = multiprocessing.Process(target=attack_process, args=(server.url, hostile_count, attacks, stop, counts))
         attackers.start()
-        time.sleep(2.0)  # the attack is under way before the first well-behaved client connects
+        # the attack is under way before the first well-behaved client connects (hoarded sessions past the reclaim time)
+        time.sleep(RECLAIM_SECONDS + 3.0 if "hoarding" in attacks else 2.0)
     load_before = os.getloadavg()[0]
     cpu_before = server.cpu_seconds()
     started = time.monotonic()
@@ -391,11 +529,13 @@ def page(args: argparse.Namespace, runs: list[dict[str, Any]], memory: list[dict
 
 {args.clients} well-behaved clients (the framework's async client, one asyncio loop in one process) each play
 {args.days} whole day(s) of `{SCENARIO}` as the resolver with a scripted agent, against a fresh `csr-marl serve`
-with its default limits (64 sessions; per call at most 5,000 tickets and 10 s; 1,000 override entries per
+with its default limits (64 sessions, 8 per client, the one longest without work closed to make room
+when full if it has none for 30 s; per call at most 5,000 tickets and 10 s; 1,000 override entries per
 reset; 50 requests a second per client with bursts of 100; 32 connections per address, past which new
-ones are held unread for 1 s and closed; 10 s to send a request), alone and then beside {args.hostile} hostile
-clients in another process, one attack mode at a time
-(`benchmarks/server_load.py` describes each); {args.rounds} round(s), each mode after its own calm run.
+ones are held unread for 1 s and closed; 10 s to send a request; two calls at once, the least busy
+client's first), alone and then beside {args.hostile} hostile clients in another process, one attack mode
+at a time (`benchmarks/server_load.py` describes each; in `addresses` they speak for
+{args.hostile * ADDRESSES_PER_CLIENT} addresses); {args.rounds} round(s), each mode after its own calm run.
 Every client sends its own `X-Forwarded-For`, as behind a reverse proxy on the same machine; the
 slowloris sockets come from 127.0.0.2, another loopback address, so the connection cap (which counts the
 socket's address) sees the attacker apart from the well-behaved clients on 127.0.0.1. Server,
@@ -418,6 +558,12 @@ leave fewer than 1% of steps queued, and then a p99 below the calm one.
 | mode | attacks | p99 step (ms) | against alone | target (at most 2x) |
 |---|---|---|---|---|
 {targets}
+
+In `hoarding` the 8 hostile addresses hold 8 sessions each, every place of the server; the well-behaved
+clients connect {RECLAIM_SECONDS + 3:.0f} s later, past the 30 s after which a full server closes the session longest
+without work to make room (a newcomer in the first 30 s of such a hoard is refused, and retries). In
+`addresses` each address stays under its own rate; what keeps the others' steps quick is the fair turns,
+in which a reset weighs ten steps.
 
 Errors of the well-behaved clients: **{errors}** (target 0); server RSS at most **{peak:.0f} MB** (bounded by
 the session cap and the frame limit). Verdict: {verdict}.

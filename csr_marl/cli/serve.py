@@ -34,9 +34,11 @@ def serve_command(
         10.0, "--max-seconds-per-call", help="Work budget: wall-clock seconds one reset or step may run before it is stopped.",
     ),
     max_message_bytes: int = typer.Option(
-        1 << 20, "--max-message-bytes", help="Largest WebSocket frame or HTTP body read (a larger frame closes the connection).",
+        1 << 18, "--max-message-bytes", help="Largest WebSocket frame or HTTP body read (a larger frame closes the connection); reading one is work.",
     ),
-    idle_seconds: float = typer.Option(600.0, "--idle-seconds", help="A WebSocket session idle this long is closed."),
+    idle_seconds: float = typer.Option(
+        600.0, "--idle-seconds", help="A WebSocket session with no reset or step this long is closed (other messages do not count).",
+    ),
     auth_token: Optional[str] = typer.Option(
         None, "--auth-token", envvar="CSR_MARL_AUTH_TOKEN", show_default=False,
         help="Require 'Authorization: Bearer TOKEN' on every route and WebSocket handshake (or set $CSR_MARL_AUTH_TOKEN).",
@@ -47,12 +49,26 @@ def serve_command(
     ),
     rate: float = typer.Option(50.0, "--rate-per-second", help="Requests (HTTP calls, WebSocket messages) a second per client address; 0: no limit."),
     rate_burst: int = typer.Option(100, "--rate-burst", help="Requests a client may send at once before --rate-per-second applies."),
-    token_rate: float = typer.Option(0.0, "--token-rate-per-second", help="Requests a second per bearer token (every client sharing it); 0: no limit."),
+    token_rate: Optional[float] = typer.Option(
+        None, "--token-rate-per-second", show_default=False,
+        help="Requests a second per bearer token (every client sharing it) \\[default: 8x --rate-per-second with a token]; 0: no limit.",
+    ),
     rate_loopback: bool = typer.Option(
-        False, "--rate-loopback", help="Rate-limit clients on this machine too (127.0.0.1, ::1; by default they are the operator's).",
+        False, "--rate-loopback",
+        help="Apply the per-client rate and session limits to clients on this machine too (127.0.0.1, ::1; by default they are the operator's).",
+    ),
+    max_sessions_per_client: int = typer.Option(
+        8, "--max-sessions-per-client", help="Sessions (WebSockets plus running HTTP calls) one client address may hold; IPv6 counts per /64.",
+    ),
+    reclaim_idle_seconds: float = typer.Option(
+        30.0, "--reclaim-idle-seconds", help="When the server is full, a session with no reset or step this long is closed to make room.",
+    ),
+    trusted_proxies: str = typer.Option(
+        "127.0.0.1", "--trusted-proxies", envvar="FORWARDED_ALLOW_IPS",
+        help="Addresses or networks whose X-Forwarded-For names the client, comma-separated; '' for none.",
     ),
     max_connections_per_client: int = typer.Option(
-        32, "--max-connections-per-client", help="Open connections per client socket address, loopback ones too (behind a proxy: the proxy's); 0: no cap.",
+        32, "--max-connections-per-client", help="Open connections (WebSockets too) per client socket address, loopback ones too; a trusted proxy is not capped; 0: no cap.",
     ),
     request_read_seconds: float = typer.Option(
         10.0, "--request-read-seconds", help="A request's headers and body must arrive within this many seconds.",
@@ -70,7 +86,8 @@ def serve_command(
             max_sessions, max_tickets, max_seconds, max_message_bytes, idle_seconds, auth_token or None,
             max_override_entries=max_override_entries, rate_per_second=rate, rate_burst=rate_burst,
             token_rate_per_second=token_rate, rate_loopback=rate_loopback, max_connections_per_client=max_connections_per_client,
-            request_read_seconds=request_read_seconds,
+            request_read_seconds=request_read_seconds, max_sessions_per_client=max_sessions_per_client,
+            reclaim_idle_seconds=reclaim_idle_seconds, trusted_proxies=trusted_proxies,
         )
     except ValueError as exc:
         raise UsageError(f"--{exc}") from None

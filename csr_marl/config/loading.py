@@ -65,20 +65,54 @@ def scenario_names() -> list[str]:
     return names
 
 
+MAX_NAME_CHARS = 1_024  # the longest scenario name or path looked up; longer ones are refused unread
+
+
 def _find(name_or_path: str | os.PathLike[str]) -> Path:
-    path = Path(name_or_path)
+    """The scenario file a name or path means; any name that is none (too long, a NUL byte, a path the
+    system cannot look up) is a :class:`ScenarioError`, never an ``OSError``."""
+    text = os.fspath(name_or_path)
+    shown = text if len(text) <= 80 else f"{text[:79]}…"
+    if not isinstance(text, str) or len(text) > MAX_NAME_CHARS:
+        raise ScenarioError(f"unknown scenario {shown!r}: a scenario name or path has at most {MAX_NAME_CHARS} characters")
+    try:
+        found = _lookup(Path(text))
+    except (OSError, ValueError, RecursionError) as exc:  # a part too long for the file system, a NUL byte, ...
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a name the file system can look up"
+        raise ScenarioError(f"unknown scenario {shown!r}: {reason}") from None
+    if found is not None:
+        return found
+    if Path(text).suffix in (".yaml", ".yml"):
+        raise ScenarioError(f"scenario file not found: {shown}")
+    known = scenario_names()
+    close = difflib.get_close_matches(text, known, n=1, cutoff=0.6) if len(text) <= 80 else []
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise ScenarioError(f"unknown scenario {shown!r}{hint}; known: {', '.join(known)}")
+
+
+def _lookup(path: Path) -> Path | None:
     if path.suffix in (".yaml", ".yml"):
-        if path.is_file():
-            return path
-        raise ScenarioError(f"scenario file not found: {path}")
+        return path if path.is_file() else None
     root = scenarios_dir()
     for candidate in (root / f"{path}.yaml", *sorted(root.glob(f"*/{path}.yaml"))):
         if candidate.is_file() and candidate.relative_to(root).parts[0] != "tickets":
             return candidate
-    known = scenario_names()
-    close = difflib.get_close_matches(str(name_or_path), known, n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]}?)" if close else ""
-    raise ScenarioError(f"unknown scenario {str(name_or_path)!r}{hint}; known: {', '.join(known)}")
+    return None
+
+
+def _scenario_yaml(path: Path) -> Any:
+    """A scenario file's YAML, parsed once per version of the file (a server resets the same few all day)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return read_yaml_file(path, "scenario")  # its one-line error
+    return copy.deepcopy(_parsed_yaml(str(path.resolve()), stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=64)
+def _parsed_yaml(path: str, mtime_ns: int, size: int) -> Any:
+    del mtime_ns, size  # part of the cache key: a file that changes is read again
+    return read_yaml_file(Path(path), "scenario")
 
 
 def read_yaml_file(path: Path, what: str) -> Any:
@@ -195,7 +229,7 @@ def load_scenario(
         label = name_or_path.name
     else:
         path = _find(name_or_path)
-        raw = read_yaml_file(path, "scenario")
+        raw = _scenario_yaml(path)
         if not isinstance(raw, dict):
             raise ScenarioError(f"scenario {path.name}: expected a mapping at the top level")
         base = path.parent

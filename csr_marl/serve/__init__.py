@@ -9,7 +9,9 @@
 
 :mod:`.environment` wraps a :class:`csr_marl.text.TextSession` in the framework's ``Environment``
 (one per WebSocket session), :mod:`.models` holds the wire models, :mod:`.app` builds the framework's
-FastAPI app, :mod:`.client` is the typed ``EnvClient``. The framework (the ``openenv`` package) is
+FastAPI app, :mod:`.client` is the typed ``EnvClient``. What a public server needs: :mod:`.guard`
+(limits, token, rate), :mod:`.sessions` (sessions per client, fair turns), :mod:`.clients` (who a
+client is), :mod:`.wellformed` (text that can be sent back), :mod:`.connections` (sockets). The framework (the ``openenv`` package) is
 imported on first use, so ``import csr_marl`` never needs it; without it, a one-line
 :class:`ServeUnavailable` names the extra to install.
 """

@@ -27,6 +27,7 @@ from openenv.core.env_server.http_server import create_app  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse  # noqa: E402
 
+from .clients import TrustedProxies  # noqa: E402
 from .connections import guarded_protocol, quiet_floods, raise_open_file_limit  # noqa: E402
 from .environment import Colleagues, ContactCenterEnvironment, SessionDefaults, SessionOptionError  # noqa: E402
 from .guard import SERVER_STOPPING, RequestGuard, ServerLimits, short  # noqa: E402
@@ -88,17 +89,21 @@ def run_server(app: "FastAPI", host: str = "127.0.0.1", port: int = 8000, log_le
 
     WebSocket frames are read up to the app's ``max_message_bytes`` (a larger one closes that
     connection); a request's headers and body must arrive within ``request_read_seconds``; an address
-    holds at most ``max_connections_per_client`` connections; a flood of socket errors is logged once
+    holds at most ``max_connections_per_client`` connections (its WebSockets included, unless it is a
+    trusted proxy); ``X-Forwarded-For`` is read from ``trusted_proxies`` only; a flood of socket errors is logged once
     per condition every 10 s, without tracebacks; open connections get 2 s to close after the signal.
     """
     import uvicorn
 
     limits: ServerLimits = getattr(app.state, "limits", ServerLimits())
+    proxies = TrustedProxies(limits.trusted_proxies)
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, ws_max_size=limits.max_message_bytes,
         timeout_graceful_shutdown=2, ws_ping_interval=20.0, ws_ping_timeout=20.0,
-        http=guarded_protocol(limits.request_read_seconds, limits.max_connections_per_client),
+        http=guarded_protocol(limits.request_read_seconds, limits.max_connections_per_client, proxies, limits.rate_loopback),
         timeout_keep_alive=5,
+        # X-Forwarded-For names the client only on connections from a trusted proxy; from anyone else it is ignored
+        proxy_headers=bool(proxies.spec), forwarded_allow_ips=proxies.spec or None,
     )
     raise_open_file_limit()
     server = uvicorn.Server(config)

@@ -12,7 +12,11 @@ address, and logs that say a condition once instead of a traceback per socket.
   closed at once), so a slowloris that reopens what is closed reopens about its socket count a second,
   not as many as the machine can make.
   The cap counts the socket's own peer address (every address, loopback ones included: only the
-  rate limit exempts clients on this machine), not ``X-Forwarded-For``.
+  rate limit exempts clients on this machine; an IPv6 address by its /64), not ``X-Forwarded-For``,
+  except a trusted proxy's: its connections carry many clients (the proxy caps each one's, and the
+  session cap counts each forwarded client). A connection that becomes a WebSocket still counts until
+  it closes, unless it comes from this machine (the operator's trainer, which the session caps exempt
+  too, unless ``--rate-loopback``).
 - :class:`OncePerInterval`: a logging filter that lets one record per message through per interval,
   without its traceback, counting what it held back ("Too many open files" under a flood).
 """
@@ -29,11 +33,14 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import get_remote_addr
 
+from .clients import TrustedProxies, client_key, is_loopback
+
 log = logging.getLogger("csr_marl.serve")
 SILENT_GRACE_SECONDS = 2.0  # a new connection that has sent nothing yet is not evicted before this
 GIVE_WAY_SECONDS = 0.2  # after an address at its cap gives up a stalled connection, it gives up no other for this long
 HOLD_REFUSED_SECONDS = 1.0  # a refused connection is held this long, unread, before it is closed
 MAX_HELD_REFUSED = 4_096  # refused connections held at once (one open file each); past this, closed at once
+SWEEP_SECONDS = 10.0  # how often closed WebSockets are dropped from every address's count
 
 
 class ConnectionBook:
@@ -41,6 +48,7 @@ class ConnectionBook:
 
     def __init__(self, per_client: int) -> None:
         self.per_client = per_client
+        self.swept = time.monotonic()
         self.open: dict[str, list["GuardedH11Protocol"]] = defaultdict(list)
         self.gave_way: dict[str, float] = {}  # when each address at its cap last gave up a stalled connection
         self.held: deque[tuple[float, asyncio.Transport]] = deque()  # refused connections, to close when due
@@ -57,8 +65,10 @@ class ConnectionBook:
         """
         if not self.per_client:
             return True  # no cap: nothing to count
-        mine = self.open[address]
         now = time.monotonic()
+        if now - self.swept > SWEEP_SECONDS:
+            self._sweep_closed(now)
+        mine = self.open[address]
         if len(mine) >= self.per_client and now - self.gave_way.get(address, -GIVE_WAY_SECONDS) < GIVE_WAY_SECONDS:
             return False
         mine[:] = [p for p in mine if not p.transport.is_closing()]
@@ -71,6 +81,17 @@ class ConnectionBook:
             self.gave_way[address] = now
         mine.append(protocol)
         return True
+
+    def _sweep_closed(self, now: float) -> None:
+        """Drop closed connections (WebSockets are counted until they close, and tell nobody) everywhere."""
+        self.swept = now
+        for address in list(self.open):
+            alive = [p for p in self.open[address] if not p.transport.is_closing()]
+            if alive:
+                self.open[address] = alive
+            else:
+                del self.open[address]
+                self.gave_way.pop(address, None)
 
     def refuse(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         """Close a connection the cap refused: unread, after :data:`HOLD_REFUSED_SECONDS` (now if too many wait)."""
@@ -108,16 +129,20 @@ class GuardedH11Protocol(H11Protocol):
 
     request_read_seconds: ClassVar[float] = 10.0
     book: ClassVar[ConnectionBook] = ConnectionBook(0)
+    proxies: ClassVar[TrustedProxies] = TrustedProxies("")
+    count_local: ClassVar[bool] = False  # whether this machine's WebSockets count too (--rate-loopback)
     _deadline: asyncio.TimerHandle | None = None
     _address: str | None = None
     heard = False  # part of the current request has come
     opened = 0.0
     refused = False  # closed by the cap as it opened: uvicorn never saw it
+    upgraded = False  # it became a WebSocket: never a stalled request
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self.opened = time.monotonic()
         peer = get_remote_addr(transport)
-        address = peer[0] if peer else None
+        # a trusted proxy speaks for many clients: it is not capped (the proxy caps each client's connections)
+        address = client_key(peer[0]) if peer and not self.proxies.trusts(peer[0]) else None
         if address is not None and not self.book.admit(self, address):
             self.refused = True  # before uvicorn's setup: no flow control, no entry in its connections, no timer
             self.book.refuse(transport, self.loop)
@@ -143,10 +168,12 @@ class GuardedH11Protocol(H11Protocol):
 
     def handle_websocket_upgrade(self, event: h11.Request) -> None:
         self._disarm()  # the WebSocket protocol takes over, with its own ping and idle timeouts
-        if self._address is not None:
-            self.book.forget(self, self._address)
+        self.upgraded = True
+        peer = get_remote_addr(self.transport)
+        if self._address is not None and not self.count_local and is_loopback(peer[0] if peer else ""):
+            self.book.forget(self, self._address)  # this machine's WebSockets are the operator's
             self._address = None
-        super().handle_websocket_upgrade(event)
+        super().handle_websocket_upgrade(event)  # else it stays in the book (never as stalled) until it closes
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -156,7 +183,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def reading_request(self) -> bool:
         """Whether the connection is still waiting for a request's headers or body."""
-        return self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
+        return not self.upgraded and self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
 
     def close(self, why: str) -> None:
         note(f"closed connections that had not sent a whole request ({why})")
@@ -178,10 +205,12 @@ class GuardedH11Protocol(H11Protocol):
             self.close(f"no whole request within {self.request_read_seconds:g} s")
 
 
-def guarded_protocol(request_read_seconds: float, max_connections_per_client: int) -> type[GuardedH11Protocol]:
+def guarded_protocol(request_read_seconds: float, max_connections_per_client: int,
+                     proxies: TrustedProxies | None = None, count_local: bool = False) -> type[GuardedH11Protocol]:
     """A :class:`GuardedH11Protocol` subclass with these settings and a fresh connection book."""
     return type("ServerH11Protocol", (GuardedH11Protocol,), {
         "request_read_seconds": request_read_seconds, "book": ConnectionBook(max_connections_per_client),
+        "proxies": proxies or TrustedProxies(""), "count_local": count_local,
     })
 
 

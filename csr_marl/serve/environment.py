@@ -17,6 +17,7 @@ simulates too many tickets, runs too long, or whose client leaves, stops with a 
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import uuid
@@ -168,7 +169,7 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
         observation = self._observation(step.turn, reward=step.reward, info=step.info)
         observation.terminated, observation.truncated = step.terminated, step.truncated
         if step.error is not None and observation.error is None:
-            observation.error = step.error
+            observation.error = short(step.error)
         return observation
 
     @property
@@ -216,8 +217,8 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
     ) -> SessionDefaults:
         """The defaults with the client's options applied, each checked for type and allowed values."""
         defaults = self.defaults
-        if scenario is not None and scenario != defaults.scenario and scenario not in scenario_names():
-            raise SessionOptionError(f"reset: unknown scenario {quote(scenario)}; scenarios: {', '.join(scenario_names())}")
+        if scenario is not None and scenario != defaults.scenario and scenario not in shipped_scenarios():
+            raise SessionOptionError(f"reset: unknown scenario {quote(scenario)}; scenarios: {', '.join(shipped_scenarios())}")
         if isinstance(roles, str):
             roles = [part.strip() for part in roles.split(",") if part.strip()]
         if roles is not None and not (isinstance(roles, list) and all(isinstance(r, str) for r in roles)):
@@ -249,15 +250,24 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
                 metadata["kpis"] = _plain(result.kpis)
                 metadata["team_return"] = _plain(result.team_return)
             return ContactCenterObservation(done=True, reward=reward, metadata=metadata, score=self._score())
+        text, error = turn.text, turn.error
+        if error is not None and short(error) != error:  # a refusal is one line of at most 500 characters, in the text too
+            text, error = text.replace(error, short(error)), short(error)
         return ContactCenterObservation(
-            text=turn.text, tools=_plain(turn.tools), agent=turn.agent, role=turn.role, phase=turn.phase,
-            error=turn.error, done=False, reward=reward, metadata=metadata, score=self._score(),
+            text=text, tools=_plain(turn.tools), agent=turn.agent, role=turn.role, phase=turn.phase,
+            error=error, done=False, reward=reward, metadata=metadata, score=self._score(),
             ticket=asdict(turn.ticket) if turn.ticket is not None else None,
             queue=[asdict(view) for view in turn.queue], legal_tools=turn.tool_names, minute=turn.minute,
         )
 
     def _score(self) -> float:
         return min(1.0, max(0.0, self._session.score)) if self._session is not None else 0.0
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_scenarios() -> tuple[str, ...]:
+    """The scenarios a client may name (read once: what ships does not change while a server runs)."""
+    return tuple(scenario_names())
 
 
 def _is_colleagues(value: Any) -> bool:

@@ -7,10 +7,13 @@
   (``tickets.bank: default``) and never a file; an arrival trace is the operator's choice only.
 - :func:`check_override_cost`: what building a client's scenario costs (its surges, shift changes,
   profile periods, values), refused past ``max_override_entries`` before anything is built.
-- :class:`SessionSlots`: WebSocket sessions and HTTP ``/reset`` / ``/step`` calls share one cap.
 - :class:`RequestGuard`: ASGI middleware checking the bearer token on every route and on the
-  WebSocket handshake, the per-client rate limit (429 with ``Retry-After``), and refusing request
+  WebSocket handshake, the per-client and per-token rate limits (429 with ``Retry-After``; a
+  WebSocket handshake is accepted and closed with code 1013 and the wait), and refusing request
   bodies over the limit before the app reads them.
+
+Sessions per client and the fair share of the server's work are :mod:`.sessions`; who a client is
+(IPv6 by /64, forwarded addresses from trusted proxies only) is :mod:`.clients`.
 - :data:`SERVER_STOPPING`: set when the server is told to stop; every running request stops at once.
 """
 
@@ -18,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import json
 import math
 import threading
@@ -29,6 +31,7 @@ from typing import Any
 
 from ..config.loading import scenarios_dir
 from ..config.scenario import MAX_SCHEDULE_ENTRIES
+from .clients import TrustedProxies, client_key, is_loopback
 from .ratelimit import TokenBuckets
 
 #: Set on SIGTERM / SIGINT: every request's work budget includes it, so the core stops within ms.
@@ -43,7 +46,8 @@ CLIENT_OVERRIDES = (
 )
 _MESSAGE_CHARS = 500  # the longest error line a client is sent
 RESET_COST = 10  # rate-limit tokens a reset takes (a step takes one): it builds and starts a whole day
-BYTES_PER_TOKEN = 4096  # and one more token per this many bytes of a message: reading it is work too
+BYTES_PER_TOKEN = 1024  # and one more token per this many bytes of a message: reading it is work too
+TOKEN_RATE_FACTOR = 8  # with a bearer token and no --token-rate-per-second: the token's rate is this many clients' worth
 
 
 class ClientError(ValueError):
@@ -57,16 +61,19 @@ class ServerLimits:
     max_sessions: int = 64
     max_tickets_per_call: int = 5_000
     max_seconds_per_call: float = 10.0
-    max_message_bytes: int = 1 << 20
+    max_message_bytes: int = 1 << 18  # 256 KiB: a reset with 1,000 override entries takes under 100 KiB
     idle_seconds: float = 600.0
     auth_token: str | None = field(default=None, repr=False)  # never in a log line
     max_override_entries: int = 1_000
     rate_per_second: float = 50.0  # requests (HTTP calls, WebSocket messages) per client address; 0: off
     rate_burst: int = 100
-    token_rate_per_second: float = 0.0  # the same per bearer token (all clients sharing it); 0: off
-    rate_loopback: bool = False  # whether clients on this machine (127.0.0.0/8, ::1) are rate limited too
-    max_connections_per_client: int = 32  # open connections per address; 0: no cap
+    token_rate_per_second: float | None = None  # the same per bearer token (all clients sharing it); 0: off; None: auto
+    rate_loopback: bool = False  # whether clients on this machine (127.0.0.0/8, ::1) get the per-client limits too
+    max_connections_per_client: int = 32  # open connections per address, WebSockets included; 0: no cap
     request_read_seconds: float = 10.0  # a request's headers and body must arrive within this
+    max_sessions_per_client: int = 8  # sessions (and running HTTP calls) one client may hold
+    reclaim_idle_seconds: float = 30.0  # when the server is full, a session without a reset or step this long makes room
+    trusted_proxies: str = "127.0.0.1"  # addresses whose X-Forwarded-For names the client ("": none, "*": all)
 
     def __post_init__(self) -> None:
         checks = (
@@ -78,15 +85,30 @@ class ServerLimits:
             ("max_override_entries", 0 <= self.max_override_entries <= MAX_SCHEDULE_ENTRIES, f"0 to {MAX_SCHEDULE_ENTRIES}"),
             ("rate_per_second", 0 <= self.rate_per_second < float("inf"), "requests a second, 0 for no limit"),
             ("rate_burst", self.rate_burst >= 1, "at least 1"),
-            ("token_rate_per_second", 0 <= self.token_rate_per_second < float("inf"), "requests a second, 0 for no limit"),
+            ("token_rate_per_second", self.token_rate_per_second is None or 0 <= self.token_rate_per_second < float("inf"),
+             "requests a second, 0 for no limit"),
             ("max_connections_per_client", self.max_connections_per_client >= 0, "0 (no cap) or more"),
             ("request_read_seconds", 0 < self.request_read_seconds < float("inf"), "a positive number of seconds"),
+            ("max_sessions_per_client", 1 <= self.max_sessions_per_client, "at least 1"),
+            ("reclaim_idle_seconds", 0 < self.reclaim_idle_seconds < float("inf"), "a positive number of seconds"),
         )
         for name, ok, wanted in checks:
             if not ok:
                 raise ValueError(f"{name.replace('_', '-')} {getattr(self, name)!r}: use {wanted}")
         if self.auth_token is not None and len(self.auth_token) < 16:
             raise ValueError("auth-token: use at least 16 characters (e.g. python -c 'import secrets; print(secrets.token_urlsafe())')")
+        TrustedProxies(self.trusted_proxies)  # raises on a malformed list
+
+    @property
+    def token_rate(self) -> float:
+        """Requests a second per bearer token: the option, else (with a token) :data:`TOKEN_RATE_FACTOR` clients' rate."""
+        if self.token_rate_per_second is not None:
+            return self.token_rate_per_second
+        return TOKEN_RATE_FACTOR * self.rate_per_second if self.auth_token else 0.0
+
+    def limits_client(self, address: str) -> bool:
+        """Whether the per-client limits (rate, sessions) apply to a client at ``address``."""
+        return self.rate_loopback or not is_loopback(address)
 
 
 def short(text: str, limit: int = _MESSAGE_CHARS) -> str:
@@ -175,26 +197,6 @@ def _bank_file(stem: str) -> str:
     return (Path("tickets") / f"{stem}.yaml").as_posix()
 
 
-class SessionSlots:
-    """One cap for WebSocket sessions (a slot each while connected) and HTTP calls (one while running)."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.taken = 0
-        self._lock = threading.Lock()
-
-    def take(self) -> bool:
-        with self._lock:
-            if self.taken >= self.capacity:
-                return False
-            self.taken += 1
-            return True
-
-    def release(self) -> None:
-        with self._lock:
-            self.taken = max(0, self.taken - 1)
-
-
 class RequestGuard:
     """ASGI middleware: the bearer token on every request and handshake, the per-client rate limit
     (HTTP calls over it get 429 with ``Retry-After``; WebSocket messages over it wait their turn), and
@@ -206,9 +208,9 @@ class RequestGuard:
         self.max_body_bytes = limits.max_message_bytes
         self.rates = [
             (key, TokenBuckets(rate, limits.rate_burst)) for key, rate in
-            (("address", limits.rate_per_second), ("token", limits.token_rate_per_second)) if rate > 0
+            (("address", limits.rate_per_second), ("token", limits.token_rate)) if rate > 0
         ]
-        self.rate_loopback = limits.rate_loopback
+        self.limits = limits
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         kind = scope["type"]
@@ -227,7 +229,7 @@ class RequestGuard:
         wait = self._wait(keys, RESET_COST if scope.get("path") == "/reset" else 1)
         if wait:
             if kind == "websocket":
-                await send({"type": "websocket.close", "code": 1013, "reason": "rate limit: try again later"})
+                await self._too_many_ws(receive, send, wait)
             else:
                 await self._too_many(send, wait)
             return
@@ -259,9 +261,10 @@ class RequestGuard:
 
     def _keys(self, scope: dict[str, Any], headers: dict[bytes, bytes]) -> list[tuple[TokenBuckets, str]]:
         client = scope.get("client")
-        if not self.rate_loopback and client and _is_loopback(client[0]):
+        if client and not self.limits.limits_client(client[0]):
             return []  # a trainer on the server's own machine is its operator
-        named = {"address": client[0] if client else "unknown", "token": headers.get(b"authorization", b"").decode("latin-1")}
+        named = {"address": client_key(client[0]) if client else "unknown",
+                 "token": headers.get(b"authorization", b"").decode("latin-1")}
         return [(buckets, named[key]) for key, buckets in self.rates]
 
     @staticmethod
@@ -270,10 +273,24 @@ class RequestGuard:
             return 0.0
         return max((buckets.take(key, cost=cost) for buckets, key in keys), default=0.0)
 
+    def _over_rate(self, wait: float) -> tuple[int, str]:
+        seconds = max(1, math.ceil(wait))
+        return seconds, (f"rate limit: at most {self.rates[0][1].rate:g} requests a second per client (a reset counts "
+                         f"{RESET_COST}); retry after {seconds} s")
+
     async def _too_many(self, send: Any, wait: float) -> None:
-        seconds = str(max(1, math.ceil(wait)))
-        await _reply(send, 429, f"rate limit: at most {self.rates[0][1].rate:g} requests a second (a reset counts "
-                     f"{RESET_COST}); retry after {seconds} s", [(b"retry-after", seconds.encode())])
+        seconds, detail = self._over_rate(wait)
+        await _reply(send, 429, detail, [(b"retry-after", str(seconds).encode())])
+
+    async def _too_many_ws(self, receive: Any, send: Any, wait: float) -> None:
+        """A handshake over the rate: accepted, one error frame with the wait, then close 1013 (try again later)."""
+        seconds, detail = self._over_rate(wait)
+        if (await receive())["type"] != "websocket.connect":
+            return
+        await send({"type": "websocket.accept"})
+        frame = {"type": "error", "data": {"message": detail, "code": "RATE_LIMITED", "retry_after_seconds": seconds}}
+        await send({"type": "websocket.send", "text": json.dumps(frame)})
+        await send({"type": "websocket.close", "code": 1013, "reason": f"rate limit: retry after {seconds} s"})
 
     def _paced(self, receive: Any, keys: list[tuple[TokenBuckets, str]]) -> Any:
         """``receive`` for a WebSocket: each client message past the rate waits for its token."""
@@ -289,13 +306,6 @@ class RequestGuard:
             return message
 
         return paced
-
-
-def _is_loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
 
 
 def _bearer_matches(given: bytes, token: bytes) -> bool:

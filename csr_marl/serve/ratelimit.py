@@ -4,8 +4,10 @@
     wait = buckets.take("203.0.113.7")   # 0.0: go ahead; else seconds until the next token
 
 A client's bucket holds at most ``burst`` tokens and refills at ``rate`` a second; each request (an
-HTTP call, a WebSocket message) takes one, or its ``cost`` (a reset builds a day: it costs more). Buckets of clients not seen lately are dropped, so a flood
-of addresses costs bounded memory.
+HTTP call, a WebSocket message) takes one, or its ``cost`` (a reset builds a day, a large frame takes
+long to read: they cost more). A cost over the burst goes through when the bucket is full and leaves
+it in debt, so the client's next request waits until the whole cost is paid. Buckets of clients not
+seen lately are dropped, so a flood of addresses costs bounded memory.
 """
 
 from __future__ import annotations
@@ -30,12 +32,12 @@ class TokenBuckets:
     def take(self, key: str, now: float | None = None, cost: float = 1.0) -> float:
         """Take ``cost`` tokens for ``key``: 0.0 if it had them, else the seconds until it has (none taken)."""
         now = time.monotonic() if now is None else now
-        cost = min(float(cost), float(self.burst))
+        need = min(float(cost), float(self.burst))  # a cost over the burst goes through from a full bucket...
         with self._lock:
             tokens, at = self._buckets.pop(key, (float(self.burst), now))
             tokens = min(float(self.burst), tokens + (now - at) * self.rate)
-            wait = 0.0 if tokens >= cost else (cost - tokens) / self.rate
-            self._buckets[key] = (tokens - cost if wait == 0.0 else tokens, now)
+            wait = 0.0 if tokens >= need else (need - tokens) / self.rate
+            self._buckets[key] = (tokens - cost if wait == 0.0 else tokens, now)  # ...and is paid in full: a debt
             while len(self._buckets) > self.max_clients:
                 self._buckets.popitem(last=False)
             return wait

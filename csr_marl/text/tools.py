@@ -175,7 +175,8 @@ def parse_call(decision: Decision, name: Any, arguments: Any) -> ParsedCall:
     properties: dict[str, dict[str, Any]] = schema["properties"]
     unknown = sorted(key if len(key) <= _QUOTE_CHARS else quote(key) for key in args if key not in properties)
     if unknown:
-        raise ToolCallError(f"{name}: unexpected argument(s) {', '.join(unknown)}; it takes {_signature(properties)}")
+        more = f" and {len(unknown) - 3:,} more" if len(unknown) > 3 else ""  # a refusal stays one short line
+        raise ToolCallError(f"{name}: unexpected argument(s) {', '.join(unknown[:3])}{more}; it takes {_signature(properties)}")
     missing = [key for key in schema["required"] if key not in args]
     if missing:
         raise ToolCallError(f"{name}: missing argument(s) {', '.join(missing)}; it takes {_signature(properties)}")
