@@ -40,7 +40,7 @@ def section(run: SuiteRun) -> list[str]:
         "|---|---|---:|---|---:|---|",
     ]
     for team in rows:
-        kind = "shortcut" if team in SHORTCUTS else "honest"
+        kind = "shortcut" if team in SHORTCUTS else "uniform at random" if team == "random" else "honest"
         lines.append(
             f"| {team} | {kind} | {run.mean(run.returns, team):.1f} | {interval(run, run.returns, team)} "
             f"| {run.mean(run.scores, team):.0f} | {interval(run, run.scores, team)} |"

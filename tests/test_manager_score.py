@@ -103,3 +103,24 @@ def test_manager_rates_refuse_unknown_or_missing_keys() -> None:
         csr_marl.load_scenario("standard_day", {"manager.tier_weight": {"basic": 1.0}})
     with pytest.raises(ValueError, match="staff_per_hour"):
         csr_marl.load_scenario("standard_day", {"manager.staff_per_hour.triage": -1.0})
+
+
+def test_the_single_role_tasks_keep_the_seeds_flat_scale() -> None:
+    """tasks/* price nothing by the manager: a resolution pays +0.5 x the tier weight, staff time is free."""
+    scenario = csr_marl.load_scenario("tasks/resolve")
+    assert scenario.rewards.pricing == "flat"
+    result = csr_marl.simulate(scenario, policy="heuristic", seed=1)
+    weight = scenario.rewards.tier_weight
+    resolved = sum(row["resolved"] * 0.5 * weight[key.split("/")[1]] for key, row in result.by_class.items())
+    assert resolved > 0 and result.reward_components["resolution"] == pytest.approx(resolved)
+    assert result.reward_components["staff_time"] == 0.0
+
+
+def test_splitting_team_costs_for_training_divides_the_managers_team_wide_rates() -> None:
+    pytest.importorskip("tianshou")
+    from csr_marl.train import TrainConfig
+
+    config = TrainConfig(scenario="standard_day", reward_mode="individual", split_team_costs=True, steps=1000)
+    trained_on, judged_on = config.training_scenario(), config.evaluation_scenario()
+    assert trained_on.manager.abandonment == pytest.approx(judged_on.manager.abandonment / 14)
+    assert trained_on.manager.waiting_per_hour == pytest.approx(judged_on.manager.waiting_per_hour / 14)

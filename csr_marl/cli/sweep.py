@@ -111,7 +111,7 @@ def sweep_command(
         })
         return
     console.print(sweep_table(outcome.points, study.fields, shown, bounds, title=_title(study, outcome.folder, overrides), queue=study.headline_queue))
-    print_definitions([shown], kpi_definitions(study.headline_queue, study.scenario.service_level.threshold_minutes))
+    print_definitions(list(dict.fromkeys([shown, "manager_net"])), kpi_definitions(study.headline_queue, study.scenario.service_level.threshold_minutes))
     if outcome.reused:
         console.print(f"[dim]resumed: {outcome.reused} replications were already in {escape(str(outcome.folder))}, {outcome.ran} run now[/]")
     for warning in outcome.warnings:
@@ -129,7 +129,7 @@ def sweep_table(
     points: list[PointSummary], fields: list[str], kpi: str, targets: tuple[Target, ...], title: str, queue: str | None = None
 ) -> Table:
     """One row per grid point: its values, the chosen KPI and the targeted KPIs, with a verdict."""
-    shown = list(dict.fromkeys([kpi, *(t.kpi for t in targets)]))
+    shown = list(dict.fromkeys([kpi, *(t.kpi for t in targets), "manager_net"]))  # the plan's money beside it
     table = Table(title=title, title_justify="left")
     for name in (*fields, *(queue_label(k, queue) for k in shown)):
         table.add_column(name, justify="right")

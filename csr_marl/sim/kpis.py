@@ -421,6 +421,7 @@ def kpi_definitions(headline_queue: str | None = None, threshold_minutes: float 
         "paid_minutes_<role>": "on-shift staff-minutes of the role plus minutes spent finishing a ticket off shift, after the warm-up",
         "collateral_damage": "refunds a contact was not owed",
         "wrong_specialist_work": "specialist tools the escalation desk used on contacts that did not need them",
+        "manager_net": "manager_score less the cost of rostered staff time nobody used (idle on shift): the figure to compare staffing plans by",
         "manager_score": "what the day earned the center by the scenario's manager: rates: resolutions' value less handled staff time, SLA breaches, abandonment and waiting (by priority x tier) and damage (docs: the manager's score)",
     }
     for queue in QUEUES:

@@ -156,8 +156,12 @@ class TrainConfig(BaseModel):
             base = load_scenario(self.scenario, self.overrides)
             agents = sum(base.staffing.peak(role) for role in ROLES)
             weights = base.rewards
-            overrides["rewards.abandonment"] = weights.abandonment / agents
-            overrides["rewards.waiting_per_minute"] = {p: v / agents for p, v in weights.waiting_per_minute.items()}
+            if weights.pricing == "manager":  # the team-wide costs are the manager's rates
+                overrides["manager.abandonment"] = base.manager.abandonment / agents
+                overrides["manager.waiting_per_hour"] = base.manager.waiting_per_hour / agents
+            else:
+                overrides["rewards.abandonment"] = weights.abandonment / agents
+                overrides["rewards.waiting_per_minute"] = {p: v / agents for p, v in weights.waiting_per_minute.items()}
         return load_scenario(self.scenario, overrides)
 
 
