@@ -145,7 +145,8 @@ def main() -> None:
         data = {f"{task}|{policy}": values for (task, policy), values in run.scores.items()}
         data |= {f"{task}|adaptive": held for task, (_, _, held) in adaptive.items()}
         data |= {f"{task}|adaptive blocks": list(blocks) for task, (blocks, _, _) in adaptive.items()}
-        (RESULTS / "adversarial_suite.json").write_text(json.dumps(data, indent=0) + "\n")
+        lines = ",\n".join(f"{json.dumps(key)}: {json.dumps(value)}" for key, value in data.items())
+        (RESULTS / "adversarial_suite.json").write_text("{\n" + lines + "\n}\n")  # one key a line
         print(f"wrote {target.relative_to(ROOT)}")
 
 
