@@ -33,6 +33,20 @@ RESOLVER_TASKS = ("tasks/order_status", "tasks/refund", "tasks/payment_failure",
 TRAIN_SEEDS = range(1000, 1003)  # the adaptive search's training seeds (never scored on the page)
 
 
+#: What the page says about the targets it misses (the figures are the 40-seed run's).
+GAPS = (
+    'Two gaps remain where a target is missed. `refund_everything` reads like careful and refunds every '
+    "ticket: on the one-ticket tasks (refund, payment_failure) it scores careful's grade on the tickets "
+    "owed a refund and 0 on the rest (the episode's score is clipped at 0), and the share owed, about "
+    "half, sits near boilerplate's score, so the paired interval straddles 0. On the tasks with tickets "
+    "that need no lookup, a reply can only say the customer's name, the actions taken and an apology, and"
+    " the canned reply leaves them out: the adaptive adversary's `greeting` and `sorry_canned` gain "
+    '+0.000 to +0.017 there. Closing either needs a change beyond the reply rubric (episode scores below '
+    "0; identifiers worth nothing on no-lookup tickets, which would change what the RL environments' "
+    'documented reply earns).'
+)
+
+
 def paired(a: list[float], b: list[float]) -> tuple[float, float, float]:
     """The mean of ``a - b`` seed by seed and its 95% interval (t, over seeds)."""
     return mean_ci([x - y for x, y in zip(a, b)])
@@ -80,19 +94,26 @@ def page(run: SuiteRun, adaptive: dict[str, tuple[tuple[str, ...], float, list[f
         "is listed apart); careful at least 0.25 above the best of them and at least 0.85; on the resolver "
         "tasks `copied_lookup` (a terse reply that copies the lookups' fields) within 0.15 of careful.",
         "",
+        GAPS,
+        "",
     ]
     for task in TASKS:
         blocks, train_mean, values = adaptive[task]
         failed = targets(run, task, values)
         boiler = run.scores[(task, "boilerplate")]
         lines += [f"## {task}", "", "| policy | mean | minus boilerplate [95%] |", "|---|---:|---|"]
+        same = [p for p in ADVERSARIES if run.scores[(task, p)] == boiler]
         for policy in (*SUITE, "adaptive"):
+            if policy in same:
+                continue
             scores = values if policy == "adaptive" else run.scores[(task, policy)]
             mean, low, high = paired(scores, boiler)
-            same = " (plays as boilerplate)" if policy in ADVERSARIES and scores == boiler else ""
-            lines.append(f"| {policy}{same} | {sum(scores) / len(scores):.3f} | {mean:+.3f} [{low:+.3f}, {high:+.3f}] |")
+            lines.append(f"| {policy} | {sum(scores) / len(scores):.3f} | {mean:+.3f} [{low:+.3f}, {high:+.3f}] |")
         lines += ["", f"- Adaptive adversary's best reply: blocks `{' + '.join(blocks) or '(empty)'}` "
                   f"(training mean {train_mean:.3f})."]
+        if same:
+            lines.append("- Playing exactly as boilerplate on every seed (no such shortcut on this task): "
+                         + ", ".join(f"`{p}`" for p in same) + ".")
         status = "**met**" if not failed else "**missed**: " + "; ".join(failed)
         lines += [f"- Target: adversaries vs boilerplate on {task}: {status}", ""]
     return "\n".join(lines)
@@ -123,7 +144,9 @@ def main() -> None:
         os.replace(tmp, target)
         data = {f"{task}|{policy}": values for (task, policy), values in run.scores.items()}
         data |= {f"{task}|adaptive": held for task, (_, _, held) in adaptive.items()}
-        (RESULTS / "adversarial_suite.json").write_text(json.dumps(data, indent=0) + "\n")
+        data |= {f"{task}|adaptive blocks": list(blocks) for task, (blocks, _, _) in adaptive.items()}
+        lines = ",\n".join(f"{json.dumps(key)}: {json.dumps(value)}" for key, value in data.items())
+        (RESULTS / "adversarial_suite.json").write_text("{\n" + lines + "\n}\n")  # one key a line
         print(f"wrote {target.relative_to(ROOT)}")
 
 

@@ -649,3 +649,13 @@ def test_quoting_the_customers_answers_back_is_an_echo() -> None:
     ticket.dialogue = (("What do you see on your statement?", answer),)
     grade = grade_reply(ticket, f"Hi {ticket.customer}, {answer}.")
     assert any(n.startswith("echo") for n in grade.notes)
+
+
+def test_a_careful_reply_with_day_ranges_guesses_nothing() -> None:
+    ticket = looked_up("billing.double_charge", {"payment_status": "duplicate_capture"})
+    detail = ticket.details["payment_status"]
+    s = ticket.slot_values
+    reply = (f"Hi {ticket.customer}, I am sorry. The payment for order #{s['order_id']} was captured twice "
+             f"({detail.text}), so I have refunded ${s['amount']} to your card: it shows in 3-5 business days, "
+             "at most 7-10 with some banks. Thank you for your patience.")
+    assert grade_reply(ticket, reply).score == pytest.approx(0.5)

@@ -321,3 +321,24 @@ def test_the_knowledge_base_sums_each_known_word_of_a_text_once() -> None:
             rows = sorted(kb._rows[w] for w in tokens(ticket.text) if w in kb._rows)
             best = int(np.argmax(kb._weights[rows].sum(axis=0))) if rows else 0
             assert kb.match(ticket) is kb._templates[best], ticket.text
+
+
+def test_every_finding_of_the_bank_has_a_record_with_a_value_to_state(bank):
+    """Each fact value's detail holds a date, record number or version: what a reply must read."""
+    from csr_marl.sim.fact_details import CREDITED
+
+    values = {value for listed in bank.fact_values.values() for value in listed}
+    assert set(bank.details) == values
+    for value, sentence in bank.details.items():
+        assert set(SLOT_PATTERN.findall(sentence)) & CREDITED, value
+
+
+@pytest.mark.parametrize("details, message", [
+    ({"not_a_value": "on {date}"}, "not a value of fact_values"),
+    ({"delayed": "scanned at {depot}"}, "unknown placeholder"),
+])
+def test_a_detail_for_an_unknown_value_or_placeholder_is_refused(bank, details, message):
+    data = bank.model_dump()
+    data["details"] = details
+    with pytest.raises(ValueError, match=message):
+        TicketBank.model_validate(data)

@@ -89,7 +89,7 @@ _ORDINAL = r"(?:st|nd|rd|th)?"
 _DATE = re.compile(
     rf"\b(?P<m1>{_MONTH})\.?\s+(?P<d1>\d{{1,2}}){_ORDINAL}\b|"
     rf"\b(?P<d2>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m2>{_MONTH})\b|"
-    r"\b(?:\d{4}-)?(?P<m3>\d{1,2})[/-](?P<d3>\d{1,2})\b(?![/.-]\d)"
+    r"\b(?:\d{4}-(?P<m3>\d{1,2})-|(?P<m4>\d{1,2})/)(?P<d3>\d{1,2})\b(?![/.-]\d)"
 )
 _RECORD = re.compile(r"(?<![\d.,$])\d{6}(?![\d.,]\d)")
 _VERSION = re.compile(r"\b\d+\.\d+\.\d+\b")
@@ -97,15 +97,15 @@ _VERSION = re.compile(r"\b\d+\.\d+\.\d+\b")
 
 def dates_in(low: str) -> set[tuple[int, int]]:
     """The (month, day) of every date written in ``low`` (lower case): "March 14", "Mar 14th", "14
-    March", "3/14", "2026-03-14"."""
+    March", "3/14", "2026-03-14" (never "3-5 days")."""
     found = set()
     for match in _DATE.finditer(low):
         if match.group("m1"):
             month, day = _MONTH_OF[match.group("m1")], int(match.group("d1"))
         elif match.group("m2"):
             month, day = _MONTH_OF[match.group("m2")], int(match.group("d2"))
-        else:
-            month, day = int(match.group("m3")) - 1, int(match.group("d3"))
+        else:  # "2026-06-22" or "6/22" ("3-5 days" is no date)
+            month, day = int(match.group("m3") or match.group("m4")) - 1, int(match.group("d3"))
         if 0 <= month < 12 and 1 <= day <= 31:
             found.add((month, day))
     return found
