@@ -5,7 +5,7 @@ the CPU time (this process and its workers) and the wall time; then, on ``--chec
 seed the planner never used, simulates the plan and textbook SIPP (Erlang per interval with the
 scenario's true handle time) and reports each interval's service level with its 95% CI; finally
 schedules the plan with the default templates of ``csr-marl schedule`` (a start every 30 minutes,
-paid lengths of 3 to 8 hours), and simulates the schedule on the same days:
+paid lengths of 2 to 8 hours), and simulates the schedule on the same days:
 
     python benchmarks/interval_planner.py                      # the three days, 500-replication checks
     python benchmarks/interval_planner.py --day two_peaks --check 200

@@ -118,10 +118,10 @@ def test_default_templates_start_every_half_hour_across_the_day() -> None:
     from csr_marl.cli.schedule import DEFAULT_LENGTHS, _shapes
 
     starts, lengths = _shapes(None, DEFAULT_LENGTHS, 480, 30)
-    assert starts == [float(m) for m in range(0, 301, 30)] and lengths == [180, 240, 300, 360, 420, 480]
+    assert starts == [float(m) for m in range(0, 361, 30)] and lengths == [120, 180, 240, 300, 360, 420, 480]
     starts, lengths = _shapes(None, DEFAULT_LENGTHS, 240, 15)
-    assert starts == [0.0, 30.0, 60.0] and lengths == [180, 240]
-    assert _shapes(None, DEFAULT_LENGTHS, 120, 30) == ([0.0], [120])
+    assert starts == [0.0, 30.0, 60.0, 90.0, 120.0] and lengths == [120, 180, 240]
+    assert _shapes(None, DEFAULT_LENGTHS, 90, 30) == ([0.0], [90])
 
 
 def test_staff_by_interval_prints_the_plan_beside_textbook_sipp(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ The loop analysts run: size each interval (the interval planner, or a requiremen
 (least paid hours covering every interval, or least shortfall under a headcount budget), then simulate
 the schedule and report each interval's service level with its 95% CI against the target, and the paid
 hours against the required ones. The default templates follow a plan closely: a start every 30 minutes
-across the day, paid lengths of 3 to 8 hours. Writes, into ``--out`` (an existing ``schedule.csv`` is
+across the day, paid lengths of 2 to 8 hours. Writes, into ``--out`` (an existing ``schedule.csv`` is
 replaced only with ``--force``):
 
 - ``schedule.csv``: one row per shift worked (role, start, end, break, staff);
@@ -44,8 +44,8 @@ from .intervals import VERDICT_LEGEND, csv_text, interval_target, plan_rows, sce
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
 
 
-#: Default paid shift lengths (minutes): 3 to 8 hours, so the schedule can follow the plan's shape.
-DEFAULT_LENGTHS = "180,240,300,360,420,480"
+#: Default paid shift lengths (minutes): 2 to 8 hours, so the schedule can follow the plan's shape.
+DEFAULT_LENGTHS = "120,180,240,300,360,420,480"
 #: Default over-staffing share above which ``schedule`` warns.
 MAX_OVER = 0.08
 
