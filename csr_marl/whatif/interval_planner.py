@@ -21,12 +21,14 @@ The path, top to bottom:
    expectations are known from the arrival profile, so the day-to-day noise they explain leaves the
    estimate). Replications double, up to ``max_replications``, only while some interval's CI still
    straddles the target (the first round runs ``replications`` alone: the analytic plan's errors
-   show on them). Then per interval: a CI wholly below the target, or a mean below it at the cap, adds
-   agents; an interval whose CI lies above the target and whose mean would still clear the target plus
+   show on them). Then per interval: a CI wholly below the target, or at the cap a mean less than
+   half the CI's half-width above it (about one standard error: an interval the rounds' days flatter
+   must not pass), adds agents; an interval whose CI lies above the target and whose mean would still clear the target plus
    ``margin`` with agents fewer loses them, unless a round has added to it. How many: the simulation
    calibrates Erlang's formula, each interval's *effective* load being the one at which the formula
-   gives the simulated service level, and the formula at that load says what each agent more or fewer
-   would give (at most three a round). Rounds repeat until a
+   gives the simulated service level, and the formula at that load says what each agent more would
+   give (at most three a round); an interval loses one agent a round at most (after a peak the formula
+   understates what one agent is worth). Rounds repeat until a
    round removes nobody (an added agent only raises service levels, which the check confirms), or
    ``max_rounds``.
 4. **Check.** The final plan is simulated on days no round saw, doubling the replications (up to
@@ -96,7 +98,7 @@ def plan_intervals(
     replications: int = REPLICATIONS,
     max_replications: int = MAX_REPLICATIONS,
     max_rounds: int = 4,
-    margin: float = 0.02,
+    margin: float = 0.03,
     check_replications: int | None = None,
     precise: bool = False,
     handle_scale: Sequence[float] = (),
@@ -397,20 +399,20 @@ def _move(level: Estimate, servers: int, erlang: Callable[[int, float], float], 
 
     The simulation calibrates the formula: the offered load at which ``erlang(servers, load)`` gives
     the simulated service level is the interval's *effective* load, and the formula at that load says
-    what each agent more or fewer would give (at most :data:`MOST_ADDED`)."""
+    what each agent more would give (at most :data:`MOST_ADDED`); one agent fewer at most, since after
+    a peak the formula understates what an agent is worth."""
     if math.isnan(level.mean):
         return 0
     load = _effective_load(level.mean, servers, erlang)
     floor = target + margin
-    if level.high < target or (at_cap and level.mean < target):
+    if level.high < target or (at_cap and level.mean - level.half_width / 2 < target):
         added = 1
         while added < MOST_ADDED and erlang(servers + added, load) < floor:
             added += 1
         return added
     removed = 0
     if may_lower and level.low >= target:
-        while removed < min(MOST_ADDED, servers) and erlang(servers - removed - 1, load) >= floor:
-            removed += 1
+        removed = 1 if servers > 0 and erlang(servers - 1, load) >= floor else 0
     return -removed
 
 
