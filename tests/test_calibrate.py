@@ -235,18 +235,22 @@ def stamped_log(path: Path, early: str | None = None) -> Path:
     return path
 
 
-def test_one_early_contact_moves_only_its_own_day(tmp_path: Path) -> None:
+def test_one_early_contact_moves_no_day_and_counts_in_the_first_interval(tmp_path: Path) -> None:
     plain_log = read_contact_log(stamped_log(tmp_path / "a.csv"))
     early_log = read_contact_log(stamped_log(tmp_path / "b.csv", "07:10"))
-    # The other four days keep their minutes (the old rule moved every day by 55 minutes).
-    others = lambda log: [(c.day, c.arrival) for c in log if c.day != "2024-03-03"]  # noqa: E731
-    assert others(plain_log) == others(early_log) and plain_log[0].arrival == 5
+    # Every day, day 3 included, keeps its minutes: the opening is the one most days share (08:00).
+    # (Counting each day from its own first contact moved day 3 by an hour.)
+    extra = [c for c in early_log if c.early > 0]
+    assert [(c.day, c.arrival, c.early) for c in extra] == [("2024-03-03", 0.0, 50.0)]
+    assert [(c.day, c.arrival) for c in plain_log] == [(c.day, c.arrival) for c in early_log if c.early == 0]
+    assert plain_log[0].arrival == 5 and {c.day_start for c in early_log} == {8 * 60}
+    assert extra[0].end - extra[0].answered == 1  # its handle time is kept
     plain, early = calibrate(plain_log, 30), calibrate(early_log, 30)
     assert plain.opens_at == early.opens_at == "08:00"
-    # So the profile moves by day 3's contacts only: at most 5 contacts of one day in 5 (2 an hour).
-    moved = [abs(a.value - b.value) for a, b in zip(plain.arrival_rates, early.arrival_rates)]
-    assert max(moved) <= 2.0 + 1e-9
-    assert any("days open at different times (07:00 on 1 day(s), 08:00 on 4 day(s))" in note for note in early.notes)
+    # The profile moves in the first interval only, by one contact over five days (0.4 an hour).
+    moved = [b.value - a.value for a, b in zip(plain.arrival_rates, early.arrival_rates)]
+    assert moved[0] == pytest.approx(0.4) and all(m == 0 for m in moved[1:])
+    assert any("1 contact(s) on 1 day(s) arrived before the 08:00 opening" in note for note in early.notes)
 
 
 def test_rate_cis_are_exact_poisson_printed_and_in_json(log_file: Path, tmp_path: Path) -> None:

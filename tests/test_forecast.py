@@ -54,7 +54,7 @@ def test_staff_forecast_gives_erlang_beside_the_simulation_and_feeds_schedule(tm
     forecast = write(tmp_path / "f.csv", "interval,volume,aht_minutes,queue\n09:00,30,4,sales\n09:30,60,4,sales\n")
     out, scenario = tmp_path / "req.csv", tmp_path / "day.yaml"
     args = ["staff", "--forecast", str(forecast), "--target", "service_level>=0.8", "--shrinkage", "0.25", "-r", "3",
-            "--max-replications", "3", "--max-iterations", "2", "--no-hold", "--workers", "1", "--out", str(out),
+            "--max-replications", "3", "--workers", "1", "--out", str(out),
             "--scenario-out", str(scenario), "--json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output

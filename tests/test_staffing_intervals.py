@@ -117,8 +117,8 @@ def test_staff_by_interval_command(tmp_path) -> None:
 
     runner = CliRunner()
     out, chart = tmp_path / "req.csv", tmp_path / "chart.png"
-    args = ["staff", "validation/mmc", "--by-interval", "--target", "service_level>=0.8", "--replications", "3", "--trim-replications", "4",
-            "--max-iterations", "2", "--workers", "1", "--set", "horizon_minutes=60", "--set", "warmup_minutes=0",
+    args = ["staff", "validation/mmc", "--by-interval", "--precise", "--target", "service_level>=0.8", "--replications", "3",
+            "--trim-replications", "4", "--max-iterations", "2", "--workers", "1", "--set", "horizon_minutes=60", "--set", "warmup_minutes=0",
             "--out", str(out), "--plot", str(chart), "--json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -42,6 +42,7 @@ COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand("simulate", "simulate", "simulate_command", "Run one episode with a built-in or trained policy and print the KPI table and the interval table."),
     LazyCommand("sweep", "sweep", "sweep_command", "Run every combination of the --vary values, replicated, and report each KPI's mean and 95% CI."),
     LazyCommand("staff", "staff", "staff_command", "Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role."),
+    LazyCommand("forecast", "forecast", "forecast_command", "Per-interval agents from a forecast: Erlang with shrinkage and occupancy at once, simulation with --simulate."),
     LazyCommand("schedule", "schedule", "schedule_command", "Turn per-interval requirements into shifts with CP-SAT, simulate the schedule, report interval SL vs target."),
     LazyCommand("calibrate", "calibrate", "calibrate_command", "Fit a scenario to a contact log: arrivals per interval, handle times, patience, tier and category mixes."),
     LazyCommand("erlang", "erlang", "erlang_command", "Agents needed for a service-level goal in one interval, with P(wait), ASA, occupancy (and abandonment)."),

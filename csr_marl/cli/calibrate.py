@@ -46,7 +46,7 @@ def calibrate_command(
     horizon: Optional[float] = typer.Option(None, "--horizon", help="Minutes in a day, at most 10080 (a week). \\[default: up to the last arrival's interval]"),
     queue: Optional[str] = typer.Option(None, "--queue", help="Which queue's handle-time fit the scenario uses. \\[default: resolver, or the only one]"),
     sets: Optional[list[str]] = typer.Option(None, "--set", help="Override KEY=VALUE on the result (dotted path, YAML value); repeatable."),
-    opens_at: Optional[str] = typer.Option(None, "--opens-at", help="HH:MM: each day of a date-time log counts from this opening. \\[default: each day's first arrival's interval]"),
+    opens_at: Optional[str] = typer.Option(None, "--opens-at", help="HH:MM: each day of a date-time log counts from this opening. \\[default: the most common opening across the days (each day's first arrival's interval); earlier contacts count in the first interval]"),
     check: int = typer.Option(0, "--check", min=0, help="Simulate N replications with the estimates and N with parameters drawn from their fitted distributions; print the KPIs of both."),
     seed: int = typer.Option(0, "--seed", "-s", help="--check: root seed."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", help="--check: parallel worker processes. \\[default: every CPU]"),

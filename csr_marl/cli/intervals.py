@@ -68,21 +68,21 @@ def verdict_cell(text: str, verdict: str) -> str:
 
 
 def plan_table(plan: IntervalPlan) -> Table:
-    """Per interval: offered, SIPP and iterative headcount per role, and each plan's simulated SL."""
-    verdicts = {"SIPP": plan.verdicts(plan.sipp_check), "iterative": plan.verdicts(plan.iterative_check)}
+    """Per interval: offered, SIPP and planned headcount per role, and each plan's simulated SL."""
+    verdicts = {"SIPP": plan.verdicts(plan.sipp_check), "plan": plan.verdicts(plan.iterative_check)}
     table = Table(
         title=f"{plan.scenario} · policy={plan.policy} · target service level >= {plan.target:g} within "
         f"{plan.threshold_minutes:g} min per {plan.interval_minutes}-min interval · mean [95% CI] over "
-        f"{plan.sipp_check.replications} (SIPP) and {plan.iterative_check.replications} (iterative) replications",
+        f"{plan.sipp_check.replications} (SIPP) and {plan.iterative_check.replications} (plan) replications",
         title_justify="left",
     )
     table.add_column("interval")
     table.add_column("offered", justify="right")
     for role in plan.roles:
         table.add_column(f"{role} SIPP", justify="right")
-        table.add_column(f"{role} iterative", justify="right")
+        table.add_column(f"{role} plan", justify="right")
     table.add_column("SL with SIPP", justify="right", no_wrap=True)
-    table.add_column("SL iterative", justify="right", no_wrap=True)
+    table.add_column("SL plan", justify="right", no_wrap=True)
     if plan.stable:
         table.add_column("1 agent", justify="right")
     for k, start in enumerate(plan.starts):
@@ -90,7 +90,7 @@ def plan_table(plan: IntervalPlan) -> Table:
         cells = [clock_time(start, plan.opens_at), f"{offered:.1f}"]
         for role in plan.roles:
             cells += [str(plan.sipp[role][k]), f"{plan.headcounts(role)[k]:g}"]
-        for name, check in (("SIPP", plan.sipp_check), ("iterative", plan.iterative_check)):
+        for name, check in (("SIPP", plan.sipp_check), ("plan", plan.iterative_check)):
             text = " / ".join(short_estimate(check.service_level(role)[k]) for role in plan.roles)
             cells.append(verdict_cell(text, verdicts[name][k]))
         if plan.stable:
@@ -103,7 +103,8 @@ def plan_summary(plan: IntervalPlan) -> list[str]:
     """One line per plan: staff-hours, the intervals below the target and those still undecided."""
     lines = []
     iterative = {role: plan.headcounts(role) for role in plan.roles}
-    for name, counts, check in (("SIPP", plan.sipp, plan.sipp_check), ("iterative", iterative, plan.iterative_check)):
+    sipp = "SIPP (" + ", ".join(f"{plan.mean_service[r]:.4g}-min handle time" for r in plan.roles) + ")"
+    for name, counts, check in ((sipp, plan.sipp, plan.sipp_check), ("plan", iterative, plan.iterative_check)):
         hours = _hours(counts, plan.interval_minutes)
         missed, open_ = plan.misses(check), plan.undecided(check)
         where = ", ".join(clock_time(plan.starts[k], plan.opens_at) for k in missed) if missed else "none"
@@ -113,7 +114,7 @@ def plan_summary(plan: IntervalPlan) -> list[str]:
                      + ", ".join(clock_time(plan.starts[k], plan.opens_at) for k in open_))
         lines.append(line)
     if plan.stable:
-        lines.append(f"iterative: the algorithm's plan {_hours(plan.iterative, plan.interval_minutes):g} staff-hours, "
+        lines.append(f"plan: the iterative algorithm's {_hours(plan.iterative, plan.interval_minutes):g} staff-hours, "
                      f"trimmed in steps of a sixth of an interval ({plan.stable.passes} passes of {plan.stable.replications} "
                      f"replications) and secured on whole-plan runs ({plan.stable.rounds} rounds, the last of "
                      f"{plan.stable.verified} replications) to hold the target; '1 agent': the service level one agent fewer costs")
@@ -187,9 +188,9 @@ def plan_chart(plan: IntervalPlan, path: Path) -> Path:
     per_contact = plan.mean_service[role]
     capacity = {
         name: [n * plan.interval_minutes / per_contact for n in counts[role]]
-        for name, counts in (("SIPP", plan.sipp), ("iterative", {role: plan.headcounts(role)}))
+        for name, counts in (("SIPP", plan.sipp), ("plan", {role: plan.headcounts(role)}))
     }
-    levels = {"SIPP": plan.sipp_check.service_level(role), "iterative": plan.iterative_check.service_level(role)}
+    levels = {"SIPP": plan.sipp_check.service_level(role), "plan": plan.iterative_check.service_level(role)}
     title = (f"{plan.scenario} · {role}s · target {plan.target:g} within {plan.threshold_minutes:g} min · "
              f"mean and 95% CI over {plan.iterative_check.replications} replications")
     return plot_interval_chart(path, plan.starts, plan.interval_minutes, offered, capacity, levels, plan.target,

@@ -1,9 +1,12 @@
 """``csr-marl schedule``: per-interval requirements -> a shift schedule (OR-Tools CP-SAT) -> simulated.
 
-The loop analysts run: size each interval (the iterative staffing algorithm, or a requirements CSV from
-``csr-marl staff --by-interval --out``), choose shifts from templates (least paid hours covering every
-interval, or least shortfall under a headcount budget), then simulate the schedule and report each
-interval's service level with its 95% CI against the target. Writes, into ``--out``:
+The loop analysts run: size each interval (the interval planner, or a requirements CSV from
+``csr-marl staff --by-interval --out`` or ``csr-marl forecast --out``), choose shifts from templates
+(least paid hours covering every interval, or least shortfall under a headcount budget), then simulate
+the schedule and report each interval's service level with its 95% CI against the target, and the paid
+hours against the required ones. The default templates follow a plan closely: a start every 30 minutes
+across the day, paid lengths of 2 to 8 hours. Writes, into ``--out`` (an existing ``schedule.csv`` is
+replaced only with ``--force``):
 
 - ``schedule.csv``: one row per shift worked (role, start, end, break, staff);
 - ``scenario.yaml``: the scenario staffed by the schedule (``staffing.shifts``), ready to simulate;
@@ -31,13 +34,20 @@ from ..whatif.forecast import rostered
 from ..whatif.grid import parse_values
 from ..whatif.interval_chart import interval_chart_png
 from ..whatif.interval_runs import interval_starts, scenario_with_plan
-from ..whatif.interval_staffing import PlanCheck, check_until_decided, plan_interval_staffing
+from ..whatif.interval_planner import MAX_REPLICATIONS, REPLICATIONS, check_plan, plan_intervals
+from ..whatif.interval_staffing import PlanCheck
 from ..whatif.schedule import Schedule, read_requirements, schedule_rows, shift_templates, solve_schedule
 from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.store import atomic_write
-from .common import check_output_folder, console, escape, friendly_errors, note, parse_sets, print_json, warn
+from .common import UsageError, check_output_folder, console, escape, friendly_errors, note, parse_sets, print_json, warn
 from .intervals import VERDICT_LEGEND, csv_text, interval_target, plan_rows, scenario_yaml, verdict_cell
 from .sweep import BACKEND, RAY_ADDRESS, SEED, SETS, TARGETS, WORKERS, check_backend
+
+
+#: Default paid shift lengths (minutes): 2 to 8 hours, so the schedule can follow the plan's shape.
+DEFAULT_LENGTHS = "120,180,240,300,360,420,480"
+#: Default over-staffing share above which ``schedule`` warns.
+MAX_OVER = 0.08
 
 
 @friendly_errors
@@ -46,18 +56,20 @@ def schedule_command(
     targets: Optional[list[str]] = TARGETS,
     roles: Optional[list[str]] = typer.Option(None, "--role", help="Role to schedule; repeatable. \\[default: every staffed role]"),
     requirements: Optional[Path] = typer.Option(None, "--requirements", help="Requirements CSV (csr-marl staff --by-interval --out); default: compute them here."),
-    use: str = typer.Option("iterative", "--use", help="Which requirement to schedule: iterative or sipp."),
-    starts: str = typer.Option("0..240:30", "--starts", help="Shift start minutes: 0..240:30 or 0,60,120."),
-    lengths: str = typer.Option("240,480", "--lengths", help="Paid shift lengths in minutes."),
+    use: str = typer.Option("iterative", "--use", help="Which requirement to schedule: iterative (the interval plan) or sipp."),
+    starts: Optional[str] = typer.Option(None, "--starts", help="Shift start minutes: 0..240:30 or 0,60,120. \\[default: every 30 minutes across the day]"),
+    lengths: str = typer.Option(DEFAULT_LENGTHS, "--lengths", help="Paid shift lengths in minutes (those longer than the day are dropped)."),
+    max_over: float = typer.Option(MAX_OVER, "--max-over", min=0.0, help="Warn when the paid hours exceed the required ones by more than this share."),
+    force: bool = typer.Option(False, "--force", help="Replace the schedule in --out if there is one."),
     breaks: Optional[list[str]] = typer.Option(None, "--break", help="LENGTH:MINUTES, e.g. 480:30: shifts of that length take a break within an hour of their middle; repeatable."),
     budget: Optional[int] = typer.Option(None, "--budget", help="At most this many staff per role (1 to 1000): least shortfall instead of least cost."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (created)."),
     interval: Optional[int] = typer.Option(None, "--interval", help="Interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
     policy: str = typer.Option(ANALYST_POLICY, "--policy", "-p", help="Built-in policy the staff follow."),
-    replications: int = typer.Option(20, "--replications", "-r", help="Replications per simulation (requirements and the check)."),
+    replications: int = typer.Option(REPLICATIONS, "--replications", "-r", help="Replications to start each simulation with (the plan's rounds and the check)."),
     shrinkage: float = typer.Option(0.0, "--shrinkage", min=0.0, max=0.99, help="Share of paid time off the floor: rostered heads = scheduled staff / (1 - shrinkage)."),
     as_json: bool = typer.Option(False, "--json", help="Print the shifts and every interval's requirement, coverage and simulated service level as JSON."),
-    max_replications: int = typer.Option(80, "--max-replications", help="The check doubles its replications up to here while an interval's CI straddles the target (then: undecided)."),
+    max_replications: int = typer.Option(MAX_REPLICATIONS, "--max-replications", help="The plan's rounds and the check double their replications up to here while an interval's CI straddles the target (then: undecided)."),
     sets: Optional[list[str]] = SETS,
     seed: Optional[int] = SEED,
     workers: Optional[int] = WORKERS,
@@ -74,10 +86,7 @@ def schedule_command(
     target = interval_target(parse_targets(targets))
     width = base.service_level.interval_minutes
     day = interval_starts(base)
-    templates = shift_templates(
-        parse_values(starts, f"--starts {starts!r}"), parse_values(lengths, f"--lengths {lengths!r}"),
-        _breaks(breaks), width, base.horizon_minutes,
-    )
+    templates = shift_templates(*_shapes(starts, lengths, base.horizon_minutes, width), _breaks(breaks), width, base.horizon_minutes)
     if use not in ("iterative", "sipp"):
         raise StudyError(f"--use {use!r}: use iterative or sipp")
     if replications < 2:
@@ -85,21 +94,22 @@ def schedule_command(
     given = read_requirements(requirements, use, day) if requirements is not None else None
     chosen = _roles(base, roles, given)
     check_output_folder(out, "--out")
+    if not force and (out / "schedule.csv").exists():
+        raise UsageError(f"--out {out}: holds a schedule already; choose a new folder, or pass --force to replace it")
     say = note
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
         if given is None:
-            say("sizing every interval with the iterative staffing algorithm (and SIPP beside it)")
-            plan = plan_interval_staffing(base, target, chosen, policy=policy, seed=seed or 0,
-                                          replications=replications, max_replications=max_replications,
-                                          executor=pool, report=say)
+            say("sizing every interval: the analytic plan corrected by simulation (textbook SIPP beside it)")
+            plan = plan_intervals(base, target, chosen, policy=policy, seed=seed or 0, replications=replications,
+                                  max_replications=max_replications, executor=pool, report=say)
             need = plan.requirements(use)
             extra_rows = plan_rows(plan)
         else:
             need, extra_rows = {role: given[role] for role in chosen}, None
         schedule = solve_schedule(need, templates, width, mode="budget" if budget is not None else "cover", budget=budget)
         say(f"schedule {schedule.status.lower()}: {schedule.paid_hours():g} paid staff-hours; simulating it")
-        check = check_until_decided(scenario_with_plan(base, schedule.coverage), schedule.coverage, policy, seed or 0, list(schedule.coverage), target,
-                                    replications, max(replications, max_replications), pool)
+        check = check_plan(base, schedule.coverage, target, policy, seed or 0, replications,
+                           max(replications, max_replications), pool)
     # Every output is made before any is written: a failure leaves --out as it was.
     scheduled = scenario_with_plan(base, schedule.coverage)
     header = "Written by csr-marl schedule: the scenario staffed by the schedule (staffing.shifts)."
@@ -135,7 +145,35 @@ def schedule_command(
             f"with {shrinkage:.0%} shrinkage, {schedule.paid_hours(role):g} paid hours on the floor, "
             f"shortfall {schedule.shortfall(role)} staff-intervals", highlight=False,
         )
+    for line, over in paid_against_required(schedule):
+        console.print(escape(line), highlight=False)
+        if over > max_over:
+            warn(f"the schedule pays {over:.0%} more hours than the requirement (above --max-over {max_over:.0%}): "
+                 "allow more shift starts or lengths (--starts, --lengths), or check the requirement")
     console.print(f"[dim]wrote {escape(', '.join(written))}[/]", highlight=False, soft_wrap=True)
+
+
+def _shapes(starts: str | None, lengths: str, horizon: float, width: int) -> tuple[list[float], list[float]]:
+    """The template starts and lengths: the options, or starts every 30 minutes across the day and the
+    default lengths that fit in it (the whole day when none does)."""
+    sizes = parse_values(lengths, f"--lengths {lengths!r}")
+    if lengths == DEFAULT_LENGTHS:
+        sizes = [n for n in sizes if n <= horizon] or [horizon]
+    if starts is not None:
+        return parse_values(starts, f"--starts {starts!r}"), sizes
+    step = 30 if 30 % width == 0 else width
+    return [float(m) for m in range(0, int(horizon - min(sizes)) + 1, int(step))], sizes
+
+
+def paid_against_required(schedule: Schedule) -> list[tuple[str, float]]:
+    """Per role, a line of paid against required staff-hours and the over-staffing share."""
+    out = []
+    for role, need in schedule.requirements.items():
+        required = sum(need) * schedule.width / 60.0
+        paid = schedule.paid_hours(role)
+        over = paid / required - 1.0 if required else 0.0
+        out.append((f"{role}: {paid:g} paid hours against {required:g} required ({over:+.1%})", over))
+    return out
 
 
 def _breaks(items: list[str] | None) -> dict[float, float]:

@@ -11,7 +11,7 @@ from rich.table import Table
 from ..config.domain import ROLES
 from ..config.loading import load_scenario
 from ..whatif import StaffingAnswer, parse_targets, search_staffing
-from ..whatif.interval_staffing import plan_interval_staffing
+from ..whatif.interval_planner import MAX_REPLICATIONS, REPLICATIONS, plan_intervals
 from ..whatif.staffing import ANALYST_POLICY
 from ..whatif.executors import executor_scope
 from .common import check_output_file, console, escape, friendly_errors, note, parse_sets, print_definitions, print_json, with_overrides
@@ -33,18 +33,19 @@ def staff_command(
     sets: Optional[list[str]] = SETS,
     seed: Optional[int] = SEED,
     min_replications: int = typer.Option(10, "--min-replications", help="Replications per headcount to start with (and per extra batch)."),
-    max_replications: int = typer.Option(60, "--max-replications", help="Stop adding replications here even if a CI still straddles a target (--by-interval: the cap of each plan's check; an interval still straddling it is undecided)."),
+    max_replications: Optional[int] = typer.Option(None, "--max-replications", min=2, help="Stop adding replications here even if a CI still straddles a target (--by-interval: the cap of each simulation round and of the check, where an interval still straddling it is undecided). \\[default: 60; --by-interval 120, --precise 60]"),
     max_headcount: Optional[int] = typer.Option(None, "--max-headcount", min=0, help="Largest headcount to try per role. \\[default: 3 x max(Erlang, current) + 10]"),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
-    by_interval: bool = typer.Option(False, "--by-interval", help="A headcount per role per interval instead: SIPP beside the iterative staffing algorithm, both simulated (target: service_level>=X)."),
+    by_interval: bool = typer.Option(False, "--by-interval", help="A headcount per role per interval instead: an analytic plan corrected by simulation rounds, textbook SIPP beside it (target: service_level>=X)."),
     interval: Optional[int] = typer.Option(None, "--interval", help="--by-interval: interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
-    replications: int = typer.Option(20, "--replications", "-r", help="--by-interval: replications per iteration and per check."),
-    max_iterations: int = typer.Option(8, "--max-iterations", help="--by-interval: iterations of the staffing algorithm at most."),
-    hold: bool = typer.Option(True, "--hold/--no-hold", help="--by-interval: trim the iterative plan in steps of a sixth of an interval until every interval holds the target, secured on whole-plan runs (up to 16 x --trim-replications)."),
-    trim_replications: Optional[int] = typer.Option(None, "--trim-replications", min=2, help="--by-interval: replications per trim pass. \\[default: 10 x --replications]"),
+    replications: Optional[int] = typer.Option(None, "--replications", "-r", help="--by-interval: replications each simulation round and the check start with (doubled while a CI straddles the target). \\[default: 60; --precise 20]"),
+    precise: bool = typer.Option(False, "--precise", help="--by-interval: the iterative staffing algorithm trimmed in sixths of an interval and secured on whole-plan runs: each interval within about 0.05 of the target, at some 20 times the simulation (tens of CPU-minutes on a 16-interval day)."),
+    max_iterations: int = typer.Option(8, "--max-iterations", help="--by-interval --precise: iterations of the staffing algorithm at most."),
+    hold: bool = typer.Option(True, "--hold/--no-hold", help="--by-interval --precise: trim the iterative plan in steps of a sixth of an interval until every interval holds the target, secured on whole-plan runs (up to 16 x --trim-replications)."),
+    trim_replications: Optional[int] = typer.Option(None, "--trim-replications", min=2, help="--by-interval --precise: replications per trim pass. \\[default: 10 x --replications]"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="--by-interval: write the requirements (CSV, one row per interval and role) for csr-marl schedule."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="--by-interval: write the interval chart (PNG)."),
-    forecast: Optional[Path] = typer.Option(None, "--forecast", help="Forecast CSV (interval, volume, aht_seconds or aht_minutes, optional queue): per-interval requirements, Erlang beside the iterative algorithm."),
+    forecast: Optional[Path] = typer.Option(None, "--forecast", help="Forecast CSV: the same as csr-marl forecast FILE.csv --simulate (per-interval requirements, Erlang beside the simulated plan)."),
     within_seconds: float = typer.Option(20.0, "--within-seconds", help="--forecast: the service level's threshold."),
     patience_seconds: Optional[float] = typer.Option(None, "--patience-seconds", help="--forecast: mean patience (Erlang A and abandonment in the simulation)."),
     scenario_out: Optional[Path] = typer.Option(None, "--scenario-out", help="--forecast: write the scenario that simulates the forecast (YAML), for csr-marl schedule and simulate."),
@@ -56,7 +57,8 @@ def staff_command(
 ) -> None:
     """Start from the Erlang estimate, simulate until the CIs settle, report the least headcount per role.
 
-    With --by-interval: the headcount per role per interval, SIPP beside the iterative algorithm."""
+    With --by-interval: the headcount per role per interval, an analytic plan corrected by simulation,
+    textbook SIPP beside it."""
     bounds = parse_targets(targets)
     overrides = parse_sets(sets)
     if forecast is not None:
@@ -66,9 +68,9 @@ def staff_command(
             if path is not None:
                 check_output_file(path, option, (suffix,))
         options = Staffing(interval_target(bounds), within_seconds, patience_seconds, shrinkage, max_occupancy,
-                           replications, max_replications, hold, trim_replications, seed or 0)
+                           replications or REPLICATIONS, max_replications or MAX_REPLICATIONS, seed or 0)
         with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
-            staff_forecast(forecast, options, pool, out, scenario_out, as_json)
+            staff_forecast(forecast, options, pool, out, scenario_out, as_json, simulate=True)
         return
     if scenario is None:
         raise StudyError("give a scenario (csr-marl scenarios lists them) or --forecast FILE.csv")
@@ -83,17 +85,19 @@ def staff_command(
             if path is not None:
                 check_output_file(path, option, (suffix,))
         with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
-            plan = plan_interval_staffing(
+            extra = dict(max_iterations=max_iterations, hold=hold, trim_replications=trim_replications) if precise else {}
+            plan = plan_intervals(
                 scenario, target, roles, policy=policy, seed=seed or 0, overrides=overrides,
-                replications=replications, max_replications=max_replications, max_iterations=max_iterations,
-                hold=hold, trim_replications=trim_replications, executor=pool, report=note,
+                replications=replications or (20 if precise else REPLICATIONS),
+                max_replications=max_replications or (60 if precise else MAX_REPLICATIONS), precise=precise,
+                executor=pool, report=note, **extra,
             )
         show_plan(plan, as_json, out, plot, shrinkage, max_occupancy)
         return
     with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
         answer = search_staffing(
             scenario, bounds, roles, policy=policy, seed=seed or 0, overrides=overrides, executor=pool,
-            min_replications=min_replications, max_replications=max_replications, max_headcount=max_headcount,
+            min_replications=min_replications, max_replications=max_replications or 60, max_headcount=max_headcount,
             report=note,
         )
     if as_json:

@@ -9,10 +9,11 @@
 The log has one row per contact: ``arrival``, ``answered`` (empty when never answered), ``end``
 (closed, or hung up) and ``abandoned`` (1/0, true/false), and optionally ``day``, ``queue``,
 ``category`` and ``tier``. Times are minutes from the start of the day, or ISO date-times: then the day
-is the date, and each day's minutes count from its own opening, never another day's: the stated
-``opens_at`` (``HH:MM``), or else the start of the interval of that day's first arrival; times with a
-UTC offset are converted to UTC, and a log mixing times with and without one is refused. The scenario
-opens at the stated time, or at the opening most days share (a note says when days differ). Contacts
+is the date, and every day counts from one opening: the stated ``opens_at`` (``HH:MM``), or else the
+opening most days share (the start of each day's first arrival's interval, the most common one), so one
+early contact cannot move it; a contact before the opening counts in the first interval (a note says how
+many). Times with a UTC offset are converted to UTC, and a log mixing times with and without one is
+refused. Contacts
 of several days are pooled: the arrival profile is the mean count per interval over days. The log's
 limits (rows, text, times) are in :mod:`csr_marl.whatif.contact_log`.
 
@@ -152,15 +153,14 @@ def calibrate(contacts: Sequence[Contact], interval_minutes: int = 30, horizon_m
 
 
 def _opening(contacts: Sequence[Contact]) -> tuple[float, str | None]:
-    """The opening most days share (the earliest among ties), and a note when days open at different times."""
-    per_day = {c.day: c.day_start for c in contacts}
-    tally = Counter(per_day.values())
-    opening = min(tally, key=lambda start: (-tally[start], start))
-    if len(tally) == 1:
+    """The opening every day counts from, and a note when some contacts arrived before it."""
+    opening = contacts[0].day_start if contacts else 0.0
+    early = [c.early for c in contacts if c.early > 0]
+    if not early:
         return opening, None
-    spread = ", ".join(f"{clock_time(start)} on {n} day(s)" for start, n in sorted(tally.items()))
-    return opening, (f"days open at different times ({spread}); each day counts from its own opening, "
-                     f"the scenario opens at {clock_time(opening)} (state one with --opens-at)")
+    days = len({c.day for c in contacts if c.early > 0})
+    return opening, (f"{len(early)} contact(s) on {days} day(s) arrived before the {clock_time(opening)} opening "
+                     f"(most days' first interval; up to {max(early):.0f} min early): they count in the first interval")
 
 
 def poisson_ci(count: int, confidence: float = 0.95) -> tuple[float, float]:

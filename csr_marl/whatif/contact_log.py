@@ -5,8 +5,11 @@ One row per contact: ``arrival``, ``answered`` (empty when never answered), ``en
 start of the day, or ISO date-times. ISO times that carry a UTC offset (``2024-05-01T09:03:12Z``,
 ``+02:00``) are converted to UTC, and their day is the UTC date; times without an offset are taken as
 they are. A log that mixes times with and without an offset is refused: its zones cannot be told apart.
-With date-times, each day's minutes count from its own opening, never another day's: the stated
-``opens_at`` (``HH:MM``), or else the start of the interval of that day's first arrival.
+With date-times, every day counts from one opening: the stated ``opens_at`` (``HH:MM``), or else the
+most common opening across the log's days (each day's is the start of its first arrival's interval;
+among equally common ones, the latest). So one early contact on one day moves nothing: a contact that
+arrives before the opening counts in the first interval (its times shift to arrive at the opening, its
+wait and handle time kept; ``early`` says by how much).
 
 Every problem is one :class:`~csr_marl.whatif.errors.StudyError` naming the file and line:
 
@@ -18,6 +21,8 @@ Every problem is one :class:`~csr_marl.whatif.errors.StudyError` naming the file
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 import math
 import unicodedata
@@ -52,11 +57,12 @@ class Contact:
     category: str | None
     tier: str | None
     day_start: float = 0.0  # clock minute (after midnight) of this day's minute 0
+    early: float = 0.0  # minutes it arrived before the opening (its times shifted to the opening)
 
 
 def read_contact_log(path: str | Path, interval_minutes: int = 30, opens_at: str | None = None) -> list[Contact]:
     """Read and check a contact log; :class:`StudyError` names the file and the first bad line.
-    Date-times count from each day's own opening (``opens_at``, or its first arrival's
+    Date-times count from one opening (``opens_at``, or the most common day's opening; see the module docstring
     ``interval_minutes`` interval)."""
     file = Path(path)
     if not file.is_file():
@@ -68,24 +74,32 @@ def read_contact_log(path: str | Path, interval_minutes: int = 30, opens_at: str
     clock = _Clock(_is_timestamp(rows[0][1]["arrival"]))
     contacts = [_contact(row, f"{file.name} line {line}", clock) for line, row in rows]
     if clock.stamped:
-        contacts = _from_each_days_opening(contacts, interval_minutes, opens_at, file.name)
+        contacts = _from_the_opening(contacts, interval_minutes, opens_at, file.name)
     return contacts
 
 
-def _from_each_days_opening(contacts: list[Contact], width: int, opens_at: str | None, name: str) -> list[Contact]:
-    """Minutes after midnight -> minutes from each day's own opening (see the module docstring)."""
+def _from_the_opening(contacts: list[Contact], width: int, opens_at: str | None, name: str) -> list[Contact]:
+    """Minutes after midnight -> minutes from the opening (see the module docstring)."""
     stated = None if opens_at is None else clock_minutes(opens_at)
     firsts: dict[str, float] = {}
     for c in contacts:  # one pass: linear in the contacts, however many days
         if c.day not in firsts or c.arrival < firsts[c.day]:
             firsts[c.day] = c.arrival
-    starts = {}
     for day, first in firsts.items():
         if stated is not None and first < stated:
             raise StudyError(f"{name}: a contact on {printable(day)} arrives at {clock_time(first)}, before the opening time {opens_at}")
-        starts[day] = float(stated if stated is not None else width * math.floor(first / width))
-    return [Contact(c.day, c.arrival - starts[c.day], None if c.answered is None else c.answered - starts[c.day],
-                    c.end - starts[c.day], c.abandoned, c.queue, c.category, c.tier, starts[c.day]) for c in contacts]
+    if stated is not None:
+        opening = float(stated)
+    else:
+        tally = Counter(width * math.floor(first / width) for first in firsts.values())
+        opening = float(max(tally, key=lambda start: (tally[start], start)))
+    out = []
+    for c in contacts:
+        early = max(opening - c.arrival, 0.0)
+        start = opening - early  # an early contact's times shift to arrive at the opening
+        out.append(Contact(c.day, c.arrival - start, None if c.answered is None else c.answered - start,
+                           c.end - start, c.abandoned, c.queue, c.category, c.tier, opening, early))
+    return out
 
 
 class _Clock:

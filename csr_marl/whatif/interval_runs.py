@@ -96,6 +96,7 @@ class IntervalTask:
     base_seed: int
     replication: int
     sample_minutes: tuple[float, ...] = ()
+    handle_scale: tuple[float, ...] = ()  # a resolver's handle time x this factor, per interval of the day
 
 
 def run_interval_replication(task: IntervalTask) -> IntervalRun:
@@ -112,6 +113,8 @@ def run_interval_replication(task: IntervalTask) -> IntervalRun:
 
     if task.sample_minutes:
         center.env.process(sampler())
+    if task.handle_scale:
+        scale_handle_times(center, task.handle_scale, task.scenario.service_level.interval_minutes)
     policy = make_policy(task.policy, task.scenario, center.streams["policy"])
     bind = getattr(policy, "bind", None)
     if bind is not None:  # a policy that reads the running core (e.g. text_classifier_overflow)
@@ -129,15 +132,46 @@ def run_interval_replication(task: IntervalTask) -> IntervalRun:
     )
 
 
+class _ScaledSampler:
+    """A handle-time sampler whose draws are scaled by the factor of the interval the clock is in."""
+
+    def __init__(self, inner: Any, clock: Any, scale: Sequence[float], width: float):
+        self.inner, self.clock, self.scale, self.width = inner, clock, scale, width
+        self.mean = inner.mean
+
+    def __call__(self) -> float:
+        k = min(int(self.clock.now // self.width), len(self.scale) - 1)
+        return self.inner() * self.scale[k]
+
+
+def scale_handle_times(center: ContactCenter, scale: Sequence[float], width: float) -> None:
+    """Give a resolver's answer (``respond_user``) a mean per interval: the scenario's mean x
+    ``scale[k]`` for a service that starts in interval ``k`` (a forecast's own AHT per interval)."""
+    key = ("respond_user", False)
+    center._tool_samplers[key] = _ScaledSampler(center._tool_samplers[key], center.env, tuple(scale), width)
+
+
 def run_interval_replications(
     scenario: Scenario, policy: str, seed: int, replications: int, executor: Executor,
-    sample_minutes: Sequence[float] = (), first: int = 0,
+    sample_minutes: Sequence[float] = (), first: int = 0, handle_scale: Sequence[float] = (),
 ) -> list[IntervalRun]:
     """``replications`` runs of ``scenario`` in replication order from index ``first`` (common random
-    numbers by index, so a sequential study extends its runs without repeating any)."""
-    tasks = [IntervalTask(scenario, policy, seed, r, tuple(sample_minutes)) for r in range(first, first + replications)]
-    futures = [executor.submit(run_interval_replication, task) for task in tasks]
-    return [future.result() for future in futures]
+    numbers by index, so a sequential study extends its runs without repeating any); ``handle_scale``
+    see :func:`scale_handle_times`."""
+    tasks = [IntervalTask(scenario, policy, seed, r, tuple(sample_minutes), tuple(handle_scale))
+             for r in range(first, first + replications)]
+    batches = [tasks[i:i + BATCH] for i in range(0, len(tasks), BATCH)]
+    futures = [executor.submit(run_interval_batch, batch) for batch in batches]
+    return [run for future in futures for run in future.result()]
+
+
+#: Replications a worker runs per task: one scenario sent, several days simulated.
+BATCH = 8
+
+
+def run_interval_batch(tasks: Sequence[IntervalTask]) -> list[IntervalRun]:
+    """Run several replications in one worker call (the scenario travels once per batch)."""
+    return [run_interval_replication(task) for task in tasks]
 
 
 def interval_estimates(tables: Sequence[Sequence[Mapping[str, float]]], names: Sequence[str]) -> list[dict[str, Estimate]]:

@@ -1,4 +1,8 @@
-"""Staffing by interval: a required headcount per role per interval, SIPP beside the iterative algorithm.
+"""Staffing by interval, precise: the iterative algorithm trimmed in sixths of an interval (``--precise``).
+
+The default planner is :mod:`.interval_planner` (seconds, whole agents); this one holds each interval
+within about 0.05 of the target at some 20 times the simulated days. It also holds what both share:
+:class:`IntervalPlan`, :class:`PlanCheck` and :func:`check_until_decided`.
 
     plan = plan_interval_staffing("standard_day", 0.8, roles=["resolver"], replications=20)
     plan.sipp["resolver"]       # Erlang A per interval, each interval on its own
@@ -163,7 +167,7 @@ def plan_interval_staffing(
 ) -> IntervalPlan:
     """Per-interval headcount per role meeting ``target_service_level``; see the module docstring."""
     base = load_scenario(scenario, overrides)
-    roles = _check(base, target_service_level, roles, policy, replications, max_iterations)
+    roles = validate_request(base, target_service_level, roles, policy, replications, max_iterations)
     say = report or (lambda message: None)
     starts = interval_starts(base)
     width = base.service_level.interval_minutes
@@ -248,17 +252,27 @@ def measure_pilot(base: Scenario, roles: Sequence[str], policy: str, seed: int, 
 
 
 def check_until_decided(scenario: Scenario, plan: Mapping[str, Sequence[int]], policy: str, seed: int,
-                        roles: Sequence[str], target: float, replications: int, cap: int, executor: Any) -> PlanCheck:
-    """Simulate ``scenario`` (staffed by ``plan``), doubling the replications (up to ``cap``) while some
-    interval's service-level CI for a role in ``roles`` straddles ``target``."""
-    runs = run_interval_replications(scenario, policy, seed, replications, executor)
+                        roles: Sequence[str], target: float, replications: int, cap: int, executor: Any,
+                        first: int = 0, levels: Callable[[Sequence[IntervalRun], str], list[Estimate]] | None = None,
+                        handle_scale: Sequence[float] = ()) -> PlanCheck:
+    """Simulate ``scenario`` (staffed by ``plan``) from replication ``first``, doubling the replications
+    (up to ``cap``) while some interval's service-level CI for a role in ``roles`` straddles ``target``.
+    ``levels`` (runs, column) replaces the plain mean and CI of each role's service level; ``handle_scale``
+    see :func:`.interval_runs.scale_handle_times`."""
+    runs = run_interval_replications(scenario, policy, seed, replications, executor, first=first,
+                                     handle_scale=handle_scale)
     while True:
         check = _check_plan({r: list(c) for r, c in plan.items()}, runs)
+        if levels is not None:
+            for role in roles:
+                name = f"service_level_{role}"
+                for row, estimate in zip(check.intervals, levels(runs, name)):
+                    row[name] = estimate
         straddled = any(e.low < target <= e.high for role in roles for e in check.service_level(role))
         if not straddled or len(runs) >= cap:
             return check
         runs += run_interval_replications(scenario, policy, seed, min(len(runs), cap - len(runs)), executor,
-                                          first=len(runs))
+                                          first=first + len(runs), handle_scale=handle_scale)
 
 
 def _check_plan(plan: Mapping[str, list[int]], runs: Sequence[IntervalRun]) -> PlanCheck:
@@ -290,7 +304,7 @@ def _iterate(runs: Sequence[IntervalRun], role: str, mean_service: float, thresh
     return needs
 
 
-def _check(base: Scenario, target: float, roles: Sequence[str] | None, policy: str, replications: int,
+def validate_request(base: Scenario, target: float, roles: Sequence[str] | None, policy: str, replications: int,
            max_iterations: int) -> list[str]:
     if not 0.0 < target < 1.0:
         raise StudyError(f"--target service_level>={target:g}: use a service level between 0 and 1")
