@@ -139,11 +139,11 @@ was a good policy -- triage copied the customer's labels, a pick took slot 0 -- 
 learnt to hand their decisions to it.) The episode always moves on, so an unmasked or greedy policy
 never stalls it. Illegal actions are counted: `info["illegal_actions"]` (the agent's, this episode)
 and the episode KPIs `illegal_actions` and `illegal_action_share` (of the agents' decisions) in
-`env.unwrapped.center.result().kpis`. At every end of an episode (by itself, a reset in mid-shift,
-`max_cycles`, a wrapper's truncation at the next reset, `close()`), an agent with more than 5 % of
-at least 20 decisions illegal is warned about, once (`csr_marl.envs.driver.IllegalActionWarning`;
-on a Gymnasium task only the learner is judged), naming the routes tested to reach 0 illegal
-actions: sb3-contrib's `MaskablePPO` with `action_masks()`, `csr_marl.envs.rllib.RLlibEnv` with
+`env.unwrapped.center.result().kpis`. While it plays, at the step of the illegal action that settles
+it, an agent whose illegal actions are beyond chance for a policy illegal on 5 % of its decisions
+(a binomial test at 0.1 %: three of three are enough) is warned about, once per environment
+(`csr_marl.envs.driver.IllegalActionWarning`; on a Gymnasium task only the learner is judged),
+naming the routes tested to reach 0 illegal actions: sb3-contrib's `MaskablePPO` with `action_masks()`, `csr_marl.envs.rllib.RLlibEnv` with
 `mask_in_observation=True` and RLlib's `ActionMaskingTorchRLModule`, `csr_marl.train.TianshouEnv`,
 `csr_marl.envs.torchrl.TorchRLEnv` (`docs/envs/illegal-actions.md`).
 `strict=True` raises `csr_marl.sim.IllegalActionError` naming the legal actions instead, and changes
