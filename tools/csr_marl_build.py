@@ -122,7 +122,7 @@ INTERPRETED = frozenset({"__init__.py", "_build.py", "errors.py", "result.py", "
 
 def compiled_files(root: Path = Path(".")) -> list[Path]:
     """What a compiled editable install left in the source tree: the core's extension modules and
-    mypyc's shared library beside the package (``python tools/csr_marl_build.py --clean`` removes them)."""
+    mypyc's shared library in the package (``python tools/csr_marl_build.py --clean`` removes them)."""
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
     built = [path for package in (*COMPILED_PACKAGES, ENV_PACKAGE) for path in (root / package).iterdir()]
     built += (root / "csr_marl").glob("*__mypyc*")
