@@ -27,7 +27,11 @@ def _reject_constant(name: str) -> None:
 def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
-    assert result.stdout.strip() == f"csr-marl {csr_marl.__version__}"
+    from csr_marl.sim import COMPILED  # what the core that imports is: the line must say the same
+
+    build = "compiled core" if COMPILED else "pure-Python core"
+    assert result.stdout.startswith(f"csr-marl {csr_marl.__version__} ({build}")
+    assert len(result.stdout.strip().splitlines()) == 1
 
 
 def test_help_lists_every_command_without_importing_them() -> None:

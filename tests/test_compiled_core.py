@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import venv
 from pathlib import Path
 
 import pytest
@@ -53,13 +54,42 @@ def test_the_build_compiles_the_core_but_what_must_stay_python() -> None:
 
 def test_mypy_joins_the_build_only_to_compile(monkeypatch) -> None:
     monkeypatch.delenv(csr_marl_build.USE_MYPYC, raising=False)
+    monkeypatch.setattr(csr_marl_build, "_decided", {})
+    assert csr_marl_build.get_requires_for_build_editable() == []  # the developer's install: pure
+    assert csr_marl_build.ext_modules() == []  # setup.py by hand: pure unless asked
+    # a wheel (pip install ., pip install csr-marl from a source distribution): compiled where it can be
+    can_compile = csr_marl_build.toolchain_problem() is None
+    assert csr_marl_build.get_requires_for_build_wheel() == ([csr_marl_build.MYPY] if can_compile else [])
+    assert csr_marl_build._KIND not in os.environ  # the hook's kind does not outlive it
+    monkeypatch.setenv(csr_marl_build.USE_MYPYC, "0")
     assert csr_marl_build.get_requires_for_build_wheel() == []
-    assert csr_marl_build.ext_modules() == []  # the pure-Python package
     monkeypatch.setenv(csr_marl_build.USE_MYPYC, "1")
     assert csr_marl_build.get_requires_for_build_editable() == [csr_marl_build.MYPY]
     monkeypatch.setenv(csr_marl_build.USE_MYPYC, "yes")
     with pytest.raises(ValueError, match="CSR_MARL_USE_MYPYC must be 1"):
         csr_marl_build.compiling()
+
+
+def test_a_wheel_without_a_c_compiler_is_pure_and_says_why_in_one_line(monkeypatch, capsys) -> None:
+    monkeypatch.delenv(csr_marl_build.USE_MYPYC, raising=False)
+    monkeypatch.setattr(csr_marl_build, "_decided", {})
+    monkeypatch.setenv("CC", "/nonexistent/cc")  # what distutils compiles with
+    problem = csr_marl_build.toolchain_problem()
+    assert problem is not None and problem.startswith("no working C compiler")
+    capsys.readouterr()
+    assert csr_marl_build.get_requires_for_build_wheel() == []  # no mypy to fetch
+    monkeypatch.setenv(csr_marl_build._KIND, "wheel")
+    assert csr_marl_build.ext_modules() == []  # the pure package
+    notice = capsys.readouterr().err.splitlines()
+    assert notice == [f"csr-marl: building the pure-Python core (slower, same results): {problem}"]  # once
+
+
+def test_the_version_line_says_which_core_runs() -> None:
+    from csr_marl import _core_build
+    from csr_marl.sim import COMPILED
+
+    assert _core_build.compiled_core() == COMPILED
+    assert _core_build.core_description().startswith("compiled core" if COMPILED else "pure-Python core")
 
 
 def test_a_compiled_module_older_than_its_source_is_named(tmp_path) -> None:
@@ -91,13 +121,13 @@ def test_a_rebuild_that_left_a_module_s_shim_as_it_was_is_not_stale(tmp_path) ->
     edited = shim.stat().st_mtime + 10 * _build.STALE_AFTER_SECONDS
     os.utime(source, (edited, edited))
     assert _build.stale_modules(root) == ["envs/driver.py"]  # no library: the shim's time is the build's
-    library = tmp_path / f"{_build.LIBRARY}{suffix}"
+    library = root / f"{_build.LIBRARY}{suffix}"  # inside the package, where the build puts it
     library.write_bytes(b"")
     os.utime(library, (edited + 1, edited + 1))  # rebuilt after the edit
     assert _build.stale_modules(root) == []
     os.utime(library, (edited - 10 * _build.STALE_AFTER_SECONDS,) * 2)  # built before it
     assert _build.stale_modules(root) == ["envs/driver.py"]
-    assert csr_marl_build.GROUP + "__mypyc" == _build.LIBRARY  # the name the build gives the library
+    assert csr_marl_build.GROUP + "__mypyc" == f"csr_marl.{_build.LIBRARY}"  # the name the build gives it
 
 
 # Tests the compiled build must pass as the sources do: the pinned digests of whole episodes (core, AEC,
@@ -134,3 +164,41 @@ def test_the_compiled_core_gives_the_same_results(tmp_path) -> None:
     checks = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *COMPILED_CHECKS],
                             cwd=tree, env=env, capture_output=True, text=True, timeout=1200)
     assert checks.returncode == 0, checks.stdout[-6000:]
+
+
+@pytest.mark.slow
+def test_a_compiled_editable_install_keeps_working_as_extras_come_and_go(tmp_path) -> None:
+    """``CSR_MARL_USE_MYPYC=1 pip install -e .``, then ``pip install -e ".[dev]"`` (a pure rebuild whose
+    editable finder maps ``csr_marl`` alone), then ``pip install -e .`` again: from another folder than
+    the checkout, the compiled core still imports, an env steps and the CLI runs. Every compiled file
+    lies inside the package, so whatever finds ``csr_marl`` finds them."""
+    pytest.importorskip("mypy", reason="the dev extra installs mypy")
+    if csr_marl_build.toolchain_problem() is not None:
+        pytest.skip("no C compiler: the compiled core cannot be built here")
+    tree = copy_project(tmp_path / "tree")
+    if tree is None:
+        pytest.skip("needs git to copy the checkout's files (the build writes into the tree it compiles)")
+    home, elsewhere = tmp_path / "venv", tmp_path / "elsewhere"
+    venv.create(home, system_site_packages=True, with_pip=False)  # pip and the dependencies: this environment's
+    elsewhere.mkdir()
+    python = str(home / "bin" / "python")
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", csr_marl_build.USE_MYPYC)}
+    install = [python, "-m", "pip", "--disable-pip-version-check", "-q", "install", "--no-deps", "--no-build-isolation", "-e"]
+    check = (
+        "import csr_marl, csr_marl.sim as sim\n"
+        f"assert csr_marl.__file__.startswith({str(tree)!r}) and sim.COMPILED, (csr_marl.__file__, sim.COMPILED)\n"
+        "env = csr_marl.parallel_env('tasks/classify')\n"
+        "observations, infos = env.reset(seed=0)\n"
+        "for _ in range(20):\n"
+        "    observations, *_, infos = env.step({a: int(infos[a]['action_mask'].argmax()) for a in env.agents})\n"
+    )
+    for step, (target, extra_env) in enumerate([(str(tree), {csr_marl_build.USE_MYPYC: "1"}), (f"{tree}[dev]", {}), (str(tree), {})]):
+        done = subprocess.run([*install, target], env={**env, **extra_env}, capture_output=True, text=True, timeout=1800)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        ran = subprocess.run([python, "-c", check], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 0, f"after install {step} ({target}): {ran.stderr[-3000:]}"
+        cli = subprocess.run([python, "-m", "csr_marl", "simulate", "standard_day"], cwd=elsewhere, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert cli.returncode == 0, f"after install {step} ({target}): {cli.stderr[-3000:]}"
+        version = subprocess.run([python, "-m", "csr_marl", "--version"], cwd=elsewhere, env=env, capture_output=True, text=True)
+        assert "(compiled core" in version.stdout

@@ -11,6 +11,7 @@ To add a command, add a :class:`LazyCommand` to :data:`COMMANDS`.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -25,6 +26,15 @@ try:  # Typer vendors its Click (typer._click) in recent releases: catch the exc
     from typer._click import exceptions as click_errors
 except ImportError:  # pragma: no cover - Typer on Click
     from click import exceptions as click_errors
+
+# The exceptions main() turns into one line, named so that every typer in the declared range has them:
+# Abort and Exit are typer's own names (its own classes since typer vendors Click, Click's before);
+# NoArgsIsHelpError came with Click 8.2 (before it, no arguments printed the help and exited 0).
+_NO_ARGS = getattr(click_errors, "NoArgsIsHelpError", ())
+_USAGE = click_errors.UsageError
+_CLICK_ERROR = click_errors.ClickException
+_ABORT = typer.Abort
+TRACEBACK_VARIABLE = "CSR_MARL_TRACEBACK"  # set to 1: an unexpected error shows its traceback
 
 
 @dataclass(frozen=True)
@@ -141,6 +151,15 @@ class LazyGroup(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:
         return plain_metavars(super().get_params(ctx))
 
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; Ctrl-C is one line, ``interrupted``, and exit code 130 (typer releases
+        differ: some exit 130 in silence, others print ``Aborted!`` and exit 1)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            typer.echo("interrupted", err=True)
+            raise typer.Exit(130) from None
+
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         """Run the CLI; a usage error (missing or unknown option, bad value) is one line on stderr,
         ``error: ... (see csr-marl CMD --help)``, with exit code 2, instead of Click's box."""
@@ -148,19 +167,27 @@ class LazyGroup(TyperGroup):
             return super().main(*args, standalone_mode=False, **kwargs)
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
-        except click_errors.NoArgsIsHelpError as error:
+        except _NO_ARGS as error:
             typer.echo(error.format_message())
             sys.exit(2)
-        except click_errors.UsageError as error:
+        except _USAGE as error:
             where = error.ctx.command_path if error.ctx is not None else "csr-marl"
             message = " ".join(error.format_message().split())
             typer.echo(f"error: {message} (see {where} --help)", err=True)
             sys.exit(2)
-        except click_errors.ClickException as error:
+        except _CLICK_ERROR as error:
             typer.echo(f"error: {' '.join(error.format_message().split())}", err=True)
             sys.exit(error.exit_code)
-        except click_errors.Abort:
-            typer.echo("Aborted!", err=True)
+        except (_ABORT, KeyboardInterrupt, EOFError) as error:
+            interrupted = isinstance(error, KeyboardInterrupt) or isinstance(error.__context__, KeyboardInterrupt)
+            typer.echo("interrupted" if interrupted else "aborted", err=True)
+            sys.exit(130 if interrupted else 1)
+        except Exception as error:
+            if os.environ.get(TRACEBACK_VARIABLE) == "1":
+                raise
+            message = " ".join(str(error).split()) or "(no message)"
+            typer.echo(f"error: {type(error).__name__}: {message} (unexpected: {TRACEBACK_VARIABLE}=1 shows "
+                       f"the traceback; please report it)", err=True)
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
 
@@ -177,7 +204,9 @@ _BY_NAME = {command.name: command for command in COMMANDS}
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"csr-marl {__version__}")
+        from .._core_build import core_description
+
+        typer.echo(f"csr-marl {__version__} ({core_description()})")
         raise typer.Exit()
 
 

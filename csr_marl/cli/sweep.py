@@ -98,8 +98,19 @@ def sweep_command(
     )
     shown = kpi or preset.kpi or "service_level"
     check_output_folder(out, "--out")
-    with executor_scope(None, workers, check_backend(backend), ray_address) as pool, progress_bar("sweep") as bar:
-        outcome = run_sweep(study, out, executor=pool, progress=bar, command=invocation(ctx), plot_kpi=shown, targets=bounds)
+    counted = [0, study_size(study)]  # replications on disk, of all: what an interruption keeps
+
+    def count(done: int, total: int) -> None:
+        counted[:] = [done, total]
+        bar(done, total)
+
+    try:
+        with executor_scope(None, workers, check_backend(backend), ray_address) as pool, progress_bar("sweep") as bar:
+            outcome = run_sweep(study, out, executor=pool, progress=count, command=invocation(ctx), plot_kpi=shown, targets=bounds)
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: {counted[0]} of {counted[1]} replications kept in {out}; rerun the same command "
+                   f"to resume with the {counted[1] - counted[0]} left: {invocation(ctx)}", err=True)
+        raise typer.Exit(130) from None
     if as_json:
         print_json({
             "scenario": study.scenario.name, "policy": study.policy, "replications": study.replications,
@@ -118,6 +129,11 @@ def sweep_command(
         warn(warning)
     written = ", ".join(sorted(p.name for p in outcome.folder.iterdir() if not p.name.startswith(".")))
     console.print(f"[dim]{outcome.elapsed_seconds:.1f} s · wrote {escape(str(outcome.folder))}/: {escape(written)}[/]", highlight=False, soft_wrap=True)
+
+
+def study_size(study: SweepStudy) -> int:
+    """How many replications the sweep runs in all (every grid point's)."""
+    return len(study.points) * study.replications
 
 
 def _title(study: SweepStudy, folder: Path, overrides: dict) -> str:

@@ -139,11 +139,11 @@ was a good policy -- triage copied the customer's labels, a pick took slot 0 -- 
 learnt to hand their decisions to it.) The episode always moves on, so an unmasked or greedy policy
 never stalls it. Illegal actions are counted: `info["illegal_actions"]` (the agent's, this episode)
 and the episode KPIs `illegal_actions` and `illegal_action_share` (of the agents' decisions) in
-`env.unwrapped.center.result().kpis`. At every end of an episode (by itself, a reset in mid-shift,
-`max_cycles`, a wrapper's truncation at the next reset, `close()`), an agent with more than 5 % of
-at least 20 decisions illegal is warned about, once (`csr_marl.envs.driver.IllegalActionWarning`;
-on a Gymnasium task only the learner is judged), naming the routes tested to reach 0 illegal
-actions: sb3-contrib's `MaskablePPO` with `action_masks()`, `csr_marl.envs.rllib.RLlibEnv` with
+`env.unwrapped.center.result().kpis`. While it plays, at the step of the illegal action that settles
+it, an agent whose illegal actions are beyond chance for a policy illegal on 5 % of its decisions
+(a binomial test at 0.1 %: three of three are enough) is warned about, once per environment
+(`csr_marl.envs.driver.IllegalActionWarning`; on a Gymnasium task only the learner is judged),
+naming the routes tested to reach 0 illegal actions: sb3-contrib's `MaskablePPO` with `action_masks()`, `csr_marl.envs.rllib.RLlibEnv` with
 `mask_in_observation=True` and RLlib's `ActionMaskingTorchRLModule`, `csr_marl.train.TianshouEnv`,
 `csr_marl.envs.torchrl.TorchRLEnv` (`docs/envs/illegal-actions.md`).
 `strict=True` raises `csr_marl.sim.IllegalActionError` naming the legal actions instead, and changes
@@ -260,7 +260,7 @@ Decided against each library's own code, as installed (pettingzoo 1.27, tianshou
 ## Gymnasium tasks and Tianshou
 
 `import csr_marl.envs` registers single-agent Gymnasium tasks (`csr_marl.envs.tasks`:
-`csr_marl/Classify-v3`, `Resolve-v3`, `Triage-v3`, `Resolver-v3`, `EscalationDesk-v3`): one staff
+`csr_marl/Classify-v4`, `Resolve-v4`, `Triage-v4`, `Resolver-v4`, `EscalationDesk-v4`): one staff
 member learns while built-in policies run the others; `action_masks()` serves sb3-contrib's
 `MaskablePPO`. `csr_marl.train.TianshouEnv` is Tianshou's `PettingZooEnv` with every reward credited
 to the agent that earned it (Tianshou's own credits only what an agent earned during its own turn).
@@ -268,7 +268,7 @@ to the agent that earned it (Tianshou's own credits only what an agent earned du
 ## Vectorised rollouts
 
 `csr_marl.envs.vector` runs N copies in worker processes for RL collection, several copies per worker
-stepped per message through shared memory: `TaskVectorEnv("Resolver-v3", num_envs=16, workers=2)` is a
+stepped per message through shared memory: `TaskVectorEnv("Resolver-v4", num_envs=16, workers=2)` is a
 Gymnasium `VectorEnv` over a task (same-step autoreset, masks in `infos["action_mask"]` and
 `action_masks()`), `ParallelVectorEnv(num_envs=16, workers=2)` batches the parallel API as arrays of
 shape `(num_envs, n_agents, ...)`. `reset(seed=s)` seeds copy `i` with `s + i`: results do not depend

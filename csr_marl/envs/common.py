@@ -167,7 +167,7 @@ class CenterEnvBase(EzPickle):
         return text
 
     def close(self) -> None:
-        """Judge the episode in progress for illegal actions (as a reset would); nothing else to free."""
+        """End the episode in progress (as a reset would); nothing else to free."""
         self._driver.end_episode()
 
     def _require_reset(self) -> None:

@@ -21,20 +21,20 @@ from ..sim.decisions import Decision, IllegalActionError
 from ..sim.staff import Staff
 from ..sim.tickets import Refund
 from .illegal_warning import (  # noqa: F401  (IllegalActionWarning: importable from here, as before)
-    ILLEGAL_WARN_MIN_DECISIONS,
-    ILLEGAL_WARN_SHARE,
+    ILLEGAL_WARN_WINDOW,
     IllegalActionWarning,
+    illegal_beyond_rate,
     warn_illegal,
 )
 from .layout import Layout
 from .observations import ObservationEncoder
 from .rewards import RewardAccount
 
-# What end_episode() reads, held by this module: compiled, a Final is a C static, which a closing
-# interpreter does not clear (a name looked up in the module's dict may read None by then, and an
-# environment closed by a garbage-collected vector env at exit would raise instead of judging).
-_MIN_DECISIONS: Final = ILLEGAL_WARN_MIN_DECISIONS
-_WARN_SHARE: Final = ILLEGAL_WARN_SHARE
+# What the illegal-action judgement reads, held by this module: compiled, a Final is a C static, which a
+# closing interpreter does not clear (a name looked up in the module's dict may read None by then, and
+# an environment stepped by a garbage-collected vector env at exit would raise instead of judging).
+_WINDOW: Final = ILLEGAL_WARN_WINDOW
+_BEYOND_RATE: Final = illegal_beyond_rate
 _WARN: Final = warn_illegal
 
 def agent_names(scenario: Scenario) -> list[str]:
@@ -53,7 +53,8 @@ class CenterDriver:
     (event-driven): each parallel step runs the core to the next minute at which a decision is due
     and every decision due at that minute is taken in the step. ``learners``: the agents whose
     illegal actions are judged at every episode's end (None: every agent; a Gymnasium task names
-    its learner, whose colleagues are built-in policies). See :meth:`end_episode`.
+    its learner, whose colleagues are built-in policies), at each of their illegal actions, as it is
+    taken (see :meth:`_judge`).
     """
 
     def __init__(
@@ -103,9 +104,10 @@ class CenterDriver:
         self._decided_total = self._illegal_total = 0  # their sums, kept as they change
         self._kpis: dict[str, float] = {}  # the episode's illegal-action KPIs (the core's extra KPIs)
         self.learners = tuple(self.agents) if learners is None else tuple(learners)
-        self.in_episode = False  # an episode started whose end has not been judged yet
-        self._unjudged = {agent: [0, 0] for agent in self.learners}  # (decisions, illegal) not yet judged
-        self.warned: set[str] = set()  # agents warned about (each at most once per environment)
+        self.in_episode = False  # an episode started and not ended yet
+        # per learner: (decisions, illegal) since its count was last cleared, over episodes (_judge)
+        self._unjudged = {agent: [0, 0] for agent in self.learners}
+        self.warned: set[str] = set()  # the agent warned about (an environment warns once)
 
     # --- episodes -------------------------------------------------------------------------------
     def start(self, seed: int | None = None, *, epochs: bool = False) -> None:
@@ -290,34 +292,34 @@ class CenterDriver:
             self._kpis["illegal_action_share"] = self._illegal_total / self._decided_total
         self.last_decided[agent] = center.env._now
         center.decide(index, decision, text=None if illegal else text, refund=None if illegal else refund)
+        pending = self._unjudged.get(agent)
+        if pending is not None:  # a learner: judged as it acts, so a policy is warned while it trains
+            self._judge(agent, pending, illegal)
+
+    def _judge(self, agent: str, pending: list[int], illegal: bool) -> None:
+        """Count a learner's decision; at an illegal one, warn if its decisions since its count was last
+        cleared are illegal beyond chance (:func:`~csr_marl.envs.illegal_warning.illegal_beyond_rate`:
+        a binomial test against a policy illegal on 5 % of its decisions). The count carries over
+        episodes, so short episodes add up, and is cleared every ``ILLEGAL_WARN_WINDOW`` decisions.
+        An environment warns once, for the first agent found, at the step of the illegal action that
+        settles it: while the policy trains, whether or not its episodes end."""
+        decided = pending[0] + 1
+        illegals = pending[1] + 1 if illegal else pending[1]
+        if decided >= _WINDOW:
+            pending[0] = pending[1] = 0
+        else:
+            pending[0] = decided
+            pending[1] = illegals
+        if illegal and not self.warned and _BEYOND_RATE(illegals, decided):
+            self.warned.add(agent)
+            self._unjudged = {}  # warned: nothing left to judge in this environment
+            _WARN(f"{agent} {illegals / decided:.0%} ({illegals} of {decided} decisions)")
 
     def end_episode(self) -> None:
-        """Judge the episode that ended (by itself, by :meth:`stop`, by a new :meth:`start` or by the
-        environment's ``close()``; a wrapper's truncation, e.g. Gymnasium's ``TimeLimit``, is judged at
-        the next reset). Each learner's decisions and illegal actions are added to those not yet
-        judged; once they number ``ILLEGAL_WARN_MIN_DECISIONS`` they are judged and cleared, and one
-        warning names every learner (not warned before) whose illegal share passed
-        ``ILLEGAL_WARN_SHARE``. Judging an episode twice does nothing."""
-        if not self.in_episode:
-            return
+        """The episode ended (by itself, by :meth:`stop`, by a new :meth:`start` or by the environment's
+        ``close()``). Illegal actions are judged as they are taken (:meth:`_judge`), so nothing is left
+        to judge here; ending an episode twice does nothing."""
         self.in_episode = False
-        offenders = []
-        for agent in self.learners:
-            decided = self.decisions[agent]
-            if not decided:
-                continue
-            pending = self._unjudged[agent]
-            pending[0] = pending[0] + decided
-            pending[1] = pending[1] + self.illegal[agent]
-            if pending[0] < _MIN_DECISIONS:
-                continue
-            decided, illegal = pending
-            pending[:] = [0, 0]
-            if illegal > _WARN_SHARE * decided and agent not in self.warned:
-                self.warned.add(agent)
-                offenders.append(f"{agent} {illegal / decided:.0%} ({illegal} of {decided} decisions)")
-        if offenders:
-            _WARN(offenders)
 
     def _waiting(self, agent: str, action: int) -> None:
         """An agent with nothing to decide: its action is ignored (only the no-op is unmasked);

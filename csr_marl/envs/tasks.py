@@ -110,7 +110,7 @@ class CenterTaskEnv(gymnasium.Env):
         return self._observation(), float(reward), ended and driver.ended_early, ended and not driver.ended_early, self._info()
 
     def close(self) -> None:
-        """Judge the episode in progress for illegal actions (as a reset would) and close."""
+        """End the episode in progress (as a reset would) and close."""
         self._driver.end_episode()
         super().close()
 

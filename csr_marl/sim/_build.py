@@ -14,7 +14,7 @@ REBUILD = (
 )
 
 
-LIBRARY = "csr_marl__mypyc"  # the compiled code's shared library beside the package (tools/csr_marl_build.py)
+LIBRARY = "_core__mypyc"  # the compiled code's shared library, in the package (tools/csr_marl_build.py)
 
 
 def stale_modules(root: Path = Path(__file__).resolve().parents[1]) -> list[str]:
@@ -25,7 +25,7 @@ def stale_modules(root: Path = Path(__file__).resolve().parents[1]) -> list[str]
     the newer of the shim's and the library's."""
     stale = []
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        library = root.parent / f"{LIBRARY}{suffix}"
+        library = root / f"{LIBRARY}{suffix}"
         built = library.stat().st_mtime if library.exists() else 0.0
         for package in PACKAGES:
             folder = root / package
