@@ -122,7 +122,7 @@ METHOD = """\
 ## Set-up
 
 - Library: Tianshou 2.0 (`PettingZooEnv` over the AEC env with `uniform_spaces=True`, four
-  `DummyVectorEnv` copies), PPO on CPU, one torch thread per run.
+  `DummyVectorEnv` copies), PPO on CPU, one torch thread per run; scoring runs in one process on one torch thread.
 - Tickets: every run trains on `tickets.split: train` (its learning curve is measured there too);
   the tables score the final checkpoints on both splits. The held-out split's templates and wordings
   never reach training.
@@ -229,9 +229,11 @@ def day_history(day: dict) -> list[str]:
     verdict = "won" if day["target"]["met"] else "not won"
     return [
         f"How standard_day's recipe was found, and why it is {verdict} (held-out, 20 episodes per checkpoint, the "
-        "same seeds as the baselines; each run on one core). The figures of the earlier recipes were measured "
-        f"with the v4 reward; those of the committed recipe with the {day.get('reward', {}).get('scored_on', 'v4')} "
-        "reward:",
+        "same seeds as the baselines; each run on one core). "
+        + ("The figures of the earlier recipes were measured with the v4 reward; those of the committed recipe "
+           f"with the {day['reward']['scored_on']} reward:" if day.get("reward", {}).get("scored_on", "v4") != "v4" else
+           "Every figure here was measured with the v4 reward, the committed recipe's too (its held-out rows with "
+           f"the {REWARD['scored_on']} reward are in the table above):"),
         "",
         "- *An earlier recipe* warm-started the whole team on the day from the tuned classifier's decisions (20 "
         "episodes), then ran 600k steps of PPO. Seeds 0-2 scored 635.1, 583.7 and 504.1: 574.3 [410.3, "
@@ -647,8 +649,10 @@ def paired_lines(task: str, summary: dict) -> list[str]:
 
 def _signed(value: float, unit: str = "") -> str:
     """+1,234.5 or -$2,637: a difference with its sign (and its currency)."""
-    sign = "-" if value < 0 else "+"
-    return f"{sign}{unit}{abs(value):,.0f}" if unit else f"{sign}{abs(value):,.1f}"
+    text = f"{abs(value):,.0f}" if unit else f"{abs(value):,.1f}"
+    if text.strip("0.,") == "":  # zero at this precision: no sign
+        return f"{unit}{text}"
+    return f"{'-' if value < 0 else '+'}{unit}{text}"
 
 
 def reading(task: str, summary: dict) -> str:
@@ -789,7 +793,7 @@ def reward_line(summaries: dict[str, dict]) -> str:
         + (f"The rows of {', '.join(newest)} are scored with the {REWARD['scored_on']} reward (environments "
            f"{REWARD['scored_on']}, tasks -v4: `rewards.pricing: manager` on standard_day, priced as the manager's "
            "score; the single-role tasks keep `pricing: flat`), the baselines' too: they say how teams trained on "
-           "the older reward fare when judged by today's reward and by the manager's score. " if newest else "")
+           "the older reward fare when judged by the newer reward and by the manager's score. " if newest else "")
         + (f"Rows scored with an earlier reward: {', '.join(older)}." if older else "")
     )
 
