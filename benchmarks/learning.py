@@ -23,6 +23,7 @@ and keeps the runs (checkpoints, curves) under runs/learning/:
     python benchmarks/learning.py --report-only         # rebuild the page from runs/learning/
     python benchmarks/learning.py --resume              # score finished runs of the same config, train the rest
     python benchmarks/learning.py --rescore             # score the committed checkpoints and the baselines
+    python benchmarks/learning.py --rescore --tasks standard_day --held-out-only   # the held-out column alone
     python benchmarks/learning.py --render              # rewrite the page from learning.json (seconds)
 
 Every target is stated against the strongest non-RL baseline on held-out tickets (the highest held-out
@@ -41,13 +42,17 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
+import numpy as np
+
 from csr_marl.analysis import mean_ci
-from csr_marl.cli.train import evaluate_trained, score_policy
+from csr_marl.cli.train import evaluate_trained, scenario_to_play, score_policy
+from csr_marl.simulation import simulate
 from csr_marl.train import TrainConfig
-from csr_marl.whatif import run_baselines
 from csr_marl.whatif.provenance import machine, now, versions
-from csr_marl.whatif.records import natural_range
+from csr_marl.whatif.records import metric_names, natural_range, replication_record
+from csr_marl.whatif.replications import replication_seed
 from csr_marl.whatif.store import write_json
+from csr_marl.whatif.summary import estimates
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RUNS = Path("runs/learning")
@@ -117,7 +122,7 @@ METHOD = """\
 ## Set-up
 
 - Library: Tianshou 2.0 (`PettingZooEnv` over the AEC env with `uniform_spaces=True`, four
-  `DummyVectorEnv` copies), PPO on CPU, one torch thread per run.
+  `DummyVectorEnv` copies), PPO on CPU, one torch thread per run; scoring runs in one process on one torch thread.
 - Tickets: every run trains on `tickets.split: train` (its learning curve is measured there too);
   the tables score the final checkpoints on both splits. The held-out split's templates and wordings
   never reach training.
@@ -180,6 +185,9 @@ def gap(summaries: dict[str, dict]) -> str:
         lines.append(
             f"- **{task}: {'met' if target['met'] else 'missed'}**, trained {_ci(trained['team_return'])} against "
             f"`{target['baseline']}` {_ci(best['team_return'])} held-out"
+            + (f"; paired on the same days, trained minus `{s['paired']['baseline']}`: team return "
+               f"{_signed(s['paired']['team_return']['mean'])} [{_signed(s['paired']['team_return']['low'])}, "
+               f"{_signed(s['paired']['team_return']['high'])}]" if s.get("paired") else "")
             + ("" if s.get("from_checkpoints") else " (trained rows from an earlier round's run: 256 word features, "
                "no warm start, scored with that round's rewards, before scoring v2 counted triage against chance: "
                "not comparable with the baselines scored now, so this verdict says nothing until the task is "
@@ -202,6 +210,8 @@ def gap(summaries: dict[str, dict]) -> str:
             "word features without a warm start, PPO's held-out category accuracy was 0.650.",
         ]
     day = summaries.get("standard_day")
+    if day is not None and "swaps" not in day and "swaps" in day.get("earlier", {}):
+        day = {**day["earlier"], "reward": {"scored_on": day["earlier"]["reward"]}}
     if day is not None and "swaps" in day and day.get("swapped_to") == SWAP_TO:
         lines += ["", *day_history(day)]
     return "\n".join(lines) + "\n"
@@ -219,7 +229,11 @@ def day_history(day: dict) -> list[str]:
     verdict = "won" if day["target"]["met"] else "not won"
     return [
         f"How standard_day's recipe was found, and why it is {verdict} (held-out, 20 episodes per checkpoint, the "
-        "same seeds as the baselines; each run on one core):",
+        "same seeds as the baselines; each run on one core). "
+        + ("The figures of the earlier recipes were measured with the v4 reward; those of the committed recipe "
+           f"with the {day['reward']['scored_on']} reward:" if day.get("reward", {}).get("scored_on", "v4") != "v4" else
+           "Every figure here was measured with the v4 reward, the committed recipe's too (its held-out rows with "
+           f"the {REWARD['scored_on']} reward are in the table above):"),
         "",
         "- *An earlier recipe* warm-started the whole team on the day from the tuned classifier's decisions (20 "
         "episodes), then ran 600k steps of PPO. Seeds 0-2 scored 635.1, 583.7 and 504.1: 574.3 [410.3, "
@@ -258,8 +272,8 @@ def day_history(day: dict) -> list[str]:
         f"over the seeds {_ci(trained['team_return'])} against the strongest non-RL baseline `{day['target']['baseline']}`'s "
         f"{_ci(day['baselines'][day['target']['baseline']]['held-out']['team_return'])}. Seeds, steps and recipe were "
         "fixed before any seed ran; every seed is reported.",
-        f"- Where the committed team stands, role by role (the table's `PPO, {SWAP_TO} <role>` rows; the change in "
-        f"held-out team return when that role goes to `{SWAP_TO}`): {swaps}. A role whose swap raises the return "
+        f"- Where the committed team stands, role by role (the trained team with one role handed to `{SWAP_TO}`; the "
+        f"change in held-out team return when that role goes to `{SWAP_TO}`): {swaps}. A role whose swap raises the return "
         "is one the classifier plays better, one whose swap lowers it one the learners play better. The trained "
         f"triage's held-out accuracy ({trained['triage_accuracy']['mean']:.3f}) stays below the classifier's, and "
         "below what its observation supports (about 0.81, the classify section's probe), yet the return moves by "
@@ -365,11 +379,30 @@ def keep_checkpoint(source: Path, target: Path) -> None:
     evaluation_copy(source, target)
 
 
-def score_kept(task: str, seed: int) -> dict:
-    """A committed checkpoint scored on both splits, as the training run scored it."""
+def score_kept(task: str, seed: int, columns=tuple(SPLITS)) -> tuple[dict, dict[str, list[float]]]:
+    """A committed checkpoint scored on the splits of ``columns`` (both by default), as the training run
+    scored it, with its held-out days (team return and manager's score of each episode, for the paired
+    comparison)."""
+    from csr_marl import load_scenario
+    from csr_marl.train import load_checkpoint_policy
+
     path = kept_checkpoint(task, seed)
-    return {column: _estimates(evaluate_trained(path, overrides=overrides(split), episodes=EPISODES))
-            for column, split in SPLITS.items()}
+    rows, days = {}, {}
+    for column in columns:
+        name, played_on = scenario_to_play(path, None, overrides(SPLITS[column]))
+        scenario = load_scenario(name, played_on)
+        rows[column], days[column] = day_scores(scenario, load_checkpoint_policy(path, scenario))
+    return rows, days["held-out"]
+
+
+def day_scores(scenario, policy) -> tuple[dict, dict[str, list[float]]]:
+    """``policy`` (a built-in's name or a callable) on EPISODES days, the baselines' seeds (episode e:
+    ``SeedSequence(0, spawn_key=(e,))``): every metric's mean [95% CI], and each day's team return and
+    manager's score."""
+    records = [replication_record(simulate(scenario, policy, replication_seed(0, e)), scenario.manager)
+               for e in range(EPISODES)]
+    row = {k: e._asdict() for k, e in estimates(records, metric_names()).items()}
+    return row, {m: [r[m] for r in records] for m in PAIRED}
 
 
 SWAP_TO = "text_classifier"  # the decomposition hands one role at a time to the tuned strongest rung
@@ -414,43 +447,29 @@ def _estimates(row) -> dict:
     return {k: e._asdict() for k, e in row.estimates.items()}
 
 
-def baselines(task: str) -> dict[str, dict[str, dict]]:
+def baselines(task: str, columns=tuple(SPLITS)) -> tuple[dict[str, dict[str, dict]], dict[str, dict[str, list[float]]]]:
     """The random and heuristic baselines (and `heuristic_full` where registered) on the task's scenario,
-    each split, the same seeds; with a triage and a desk, `text_classifier` with overflow routing too."""
-    scenario = TASKS[task]["config"]["scenario"]
-    rows = {
-        policy: {
-            column: _estimates(run_baselines(
-                [scenario], policy, episodes=EPISODES, seed=0, overrides=overrides(split), workers=1
-            )[0])
-            for column, split in SPLITS.items()
-        }
-        for policy in shown_baselines()
-    }
-    overflow = overflow_baseline(task)
-    if overflow is not None:
-        rows[OVERFLOW] = overflow
-    return rows
-
-
-OVERFLOW = "text_classifier_overflow"  # text_classifier whose triage overflows to the desk (overflow_routing.py)
-
-
-def overflow_baseline(task: str) -> dict[str, dict] | None:
-    """`text_classifier` with overflow routing to the escalation desk, at the settings tuned on train tickets,
-    each split, the baselines' seeds; None where the task's scenario has no triage or no desk."""
+    each split, the same seeds; with a triage and a desk, `text_classifier` with overflow routing too.
+    Also each baseline's held-out days (team return and manager's score per episode)."""
     from csr_marl import load_scenario
 
     name = TASKS[task]["config"]["scenario"]
     staffing = load_scenario(name).staffing
-    if not (staffing.peak("triage") and staffing.peak("escalation")):
-        return None
-    rows = {}
-    for column, split in SPLITS.items():
-        scenario = load_scenario(name, overrides(split))
-        # the registered policy, made per episode by simulate as every built-in is (its defaults: the tuned thresholds)
-        rows[column] = _estimates(score_policy(name, scenario, OVERFLOW, OVERFLOW, episodes=EPISODES, seed=0))
-    return rows
+    policies = shown_baselines()
+    if staffing.peak("triage") and staffing.peak("escalation"):  # overflow routing needs a triage and a desk
+        policies.append(OVERFLOW)  # at its defaults: the thresholds tuned on train tickets
+    rows: dict[str, dict[str, dict]] = {policy: {} for policy in policies}
+    days = {}
+    for column in columns:
+        scenario = load_scenario(name, overrides(SPLITS[column]))
+        for policy in policies:  # a built-in by name: made afresh for each episode, as simulate makes it
+            rows[policy][column], played = day_scores(scenario, policy)
+            if column == "held-out":
+                days[policy] = played
+    return rows, days
+
+
+OVERFLOW = "text_classifier_overflow"  # text_classifier whose triage overflows to the desk (overflow_routing.py)
 
 
 def shown_baselines() -> list[str]:
@@ -580,24 +599,67 @@ def plot(task: str, records: list[dict], summary: dict, path: Path) -> None:
 
 
 def table(task: str, summary: dict) -> list[str]:
-    """team_return train | team_return held-out | KPIs held-out, one row per policy."""
+    """team_return train | team_return held-out | manager's score held-out | KPIs held-out, one row per policy."""
     kpis = summary["kpis"]
     rows = [("PPO (trained)", summary["trained"])]
     rows += [(f"PPO, {summary.get('swapped_to', 'heuristic')} {role}", {"held-out": team})
              for role, team in summary.get("swaps", {}).items()]
     rows += [(policy, summary["baselines"][policy]) for policy in summary["baselines"]]
-    head = ["policy", "team_return train", "team_return held-out", *(f"{k} held-out" for k in kpis)]
+    head = ["policy", "team_return train", "team_return held-out", "manager_score held-out",
+            *(f"{k} held-out" for k in kpis)]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for label, team in rows:
         train = _ci(team["train"]["team_return"]) if "train" in team else "–"
-        cells = [train, *(_ci(team["held-out"][m]) for m in ("team_return", *kpis))]
+        cells = [train, *(_ci(team["held-out"][m]) if m in team["held-out"] else "–"
+                          for m in ("team_return", "manager_score", *kpis))]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines
+
+
+# Where the manager's score does not judge what a task's learner does (shown, not compared).
+SCORE_NOT_MEANINGFUL = {
+    "classify": (
+        "the triage works alone and nobody acts on its labels, so no price in the manager's score depends "
+        "on them: the score is the triage's staff time and the tickets left open, the same for any labels"
+    ),
+}
+
+
+def paired_lines(task: str, summary: dict) -> list[str]:
+    """The trained team minus the strongest non-RL baseline on the same held-out days, team return and
+    manager's score."""
+    paired = summary.get("paired")
+    if not paired:
+        return []
+    first = paired["team_return"]
+    lines = [
+        f"- Paired on the same {first['days']} held-out days, trained minus `{paired['baseline']}` (all "
+        f"{first['checkpoints']} checkpoints; 95% two-level bootstrap over days and checkpoints, in brackets; "
+        "then the Student-t interval over days of the per-day difference, checkpoints averaged first):"
+    ]
+    for metric, unit in (("team_return", ""), ("manager_score", "$")):
+        d = paired[metric]
+        said = f"{_signed(d['mean'], unit)} [{_signed(d['low'], unit)}, {_signed(d['high'], unit)}]; " \
+               f"t over days [{_signed(d['t_low'], unit)}, {_signed(d['t_high'], unit)}]"
+        if metric == "manager_score" and task in SCORE_NOT_MEANINGFUL:
+            said += f" -- not a comparison of the learners: {SCORE_NOT_MEANINGFUL[task]}"
+        lines.append(f"  - {'team return' if metric == 'team_return' else 'manager' + chr(39) + 's score'}: {said}.")
+    return lines
+
+
+def _signed(value: float, unit: str = "") -> str:
+    """+1,234.5 or -$2,637: a difference with its sign (and its currency)."""
+    text = f"{abs(value):,.0f}" if unit else f"{abs(value):,.1f}"
+    if text.strip("0.,") == "":  # zero at this precision: no sign
+        return f"{unit}{text}"
+    return f"{'-' if value < 0 else '+'}{unit}{text}"
 
 
 def reading(task: str, summary: dict) -> str:
     """A few sentences with the numbers that matter for the task."""
     trained, heuristic = summary["trained"], summary["baselines"]["heuristic"]
+    if "train" not in trained:  # scored on held-out tickets alone: the train split as the earlier reward scored it
+        return held_out_reading(task, summary)
     t = {c: trained[c]["team_return"]["mean"] for c in SPLITS}
     h = {c: heuristic[c]["team_return"]["mean"] for c in SPLITS}
     text = (
@@ -634,6 +696,29 @@ def reading(task: str, summary: dict) -> str:
     return text
 
 
+def held_out_reading(task: str, summary: dict) -> str:
+    """The reading of a task scored on held-out tickets alone, then the earlier reward's whole reading."""
+    trained = summary["trained"]["held-out"]
+    best = strongest(summary)
+    b = summary["baselines"][best]["held-out"]
+    text = (f"Held-out: the trained team's return {trained['team_return']['mean']:.2f}, manager's score "
+            f"${trained['manager_score']['mean']:,.0f}; the strongest non-RL baseline, `{best}`, "
+            f"{b['team_return']['mean']:.2f} and ${b['manager_score']['mean']:,.0f}.")
+    if "triage_accuracy" in summary["kpis"]:
+        text += (f" Held-out triage accuracy: trained {trained['triage_accuracy']['mean']:.1%}, `{best}` "
+                 f"{b['triage_accuracy']['mean']:.1%}.")
+    earlier = summary.get("earlier")
+    if earlier:
+        text += (f" The train split and the role-by-role decomposition are not scored with the {REWARD['scored_on']} "
+                 f"reward here (`--held-out-only`); with the {earlier['reward']} reward (scored {earlier['scored_at']}): "
+                 + _lower_first(reading(task, earlier)))
+    return text
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
 def _change(before: float, after: float) -> str:
     return f"{(after - before) / abs(before):+.1%}" if before else "–"
 
@@ -652,7 +737,14 @@ def markdown(summaries: dict[str, dict], command: str, wall_minutes: float | Non
         "`SeedSequence(0, spawn_key=(e,))`), so every row saw the same customers. Team return is the sum of all "
         "reward components over the episode (`SimulationResult.team_return`), whatever reward the agents trained on. "
         "Trained: mean over seeds [95% CI over seeds, Student t]; baselines: mean [95% CI over episodes]. "
-        "The KPI columns are held-out.",
+        "The KPI columns are held-out. `manager_score` is the day's manager's score in USD "
+        "(`docs/concepts/manager_score.md`). Under each table the trained team is compared with the strongest "
+        "non-RL baseline day by day: on each held-out day, each checkpoint's value minus the baseline's on the "
+        f"same customers; the interval is a two-level bootstrap ({RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}) "
+        "that draws days and checkpoints with replacement, so it carries the episodes' day-to-day noise as well "
+        "as the spread between checkpoints.",
+        "",
+        reward_line(summaries),
         "",
         METHOD,
     ]
@@ -674,6 +766,7 @@ def markdown(summaries: dict[str, dict], command: str, wall_minutes: float | Non
         lines += [
             "",
             f"- Target: {s['target']['wording']}: {verdict}.",
+            *paired_lines(task, s),
             f"- Held-out team return per seed: {per_seed}.",
             f"- CPU minutes per run (training and its curve evaluations): {', '.join(f'{c:.1f}' for c in s['cpu_minutes'])} "
             f"(budget {TASKS[task]['budget_minutes']}); scoring a checkpoint costs up to {cost:.2f} CPU-seconds an episode.",
@@ -686,6 +779,23 @@ def markdown(summaries: dict[str, dict], command: str, wall_minutes: float | Non
         if not s["target"]["met"]:
             lines += [WHY_MISSED[task], ""]
     return "\n".join(lines)
+
+
+def reward_line(summaries: dict[str, dict]) -> str:
+    """Which reward the checkpoints learned on, and which one the rows are scored with."""
+    scored = {task: s.get("reward", {}).get("scored_on", "v4") for task, s in summaries.items()}
+    trained = sorted({s.get("reward", {}).get("trained_on", "v4") for s in summaries.values()})
+    newest = [task for task, version in scored.items() if version == REWARD["scored_on"]]
+    older = [f"{task} ({version})" for task, version in scored.items() if version != REWARD["scored_on"]]
+    return (
+        f"Reward: every committed checkpoint learned on the environments' {'/'.join(trained)} team reward (flat "
+        "weights, no staff time; Gymnasium tasks -v3) and has not been trained on a later one. "
+        + (f"The rows of {', '.join(newest)} are scored with the {REWARD['scored_on']} reward (environments "
+           f"{REWARD['scored_on']}, tasks -v4: `rewards.pricing: manager` on standard_day, priced as the manager's "
+           "score; the single-role tasks keep `pricing: flat`), the baselines' too: they say how teams trained on "
+           "the older reward fare when judged by the newer reward and by the manager's score. " if newest else "")
+        + (f"Rows scored with an earlier reward: {', '.join(older)}." if older else "")
+    )
 
 
 def _training_versions() -> dict[str, str]:
@@ -748,24 +858,39 @@ def run_jobs(jobs: list[tuple[str, int]], workers: int, scale: float, resume: bo
     return records
 
 
-def rescore(tasks: list[str]) -> None:
+def rescore(tasks: list[str], held_out_only: bool = False) -> None:
     """Rebuild the page from the committed checkpoints: every trained row scored afresh from
-    benchmarks/checkpoints/learning/, the baselines and targets too; the curves and training costs are
-    those the training run recorded in learning.json."""
+    benchmarks/checkpoints/learning/, the baselines, targets and paired comparisons too; the curves and
+    training costs are those the training run recorded in learning.json. Scores in this one process, on
+    one torch thread. ``held_out_only``: the held-out column alone; the train column and the decomposition
+    keep their recorded scoring, and the page says with which reward."""
+    one_thread()
     recorded = json.loads((RESULTS / "learning.json").read_text())
     summaries = dict(recorded["tasks"])  # tasks not named keep their rows as they were scored
+    columns = ("held-out",) if held_out_only else tuple(SPLITS)
     for task in tasks:
         summary = recorded["tasks"][task]
+        earlier = summary.get("reward", {"scored_on": "v4"})["scored_on"]
+        reward = dict(REWARD)
         seeds = summary.get("seeds", list(SEEDS))
         kept = all(kept_checkpoint(task, seed).is_file() for seed in seeds)
+        if held_out_only and earlier != REWARD["scored_on"]:  # the rows of the earlier reward, kept whole, apart
+            summary["earlier"] = {"reward": earlier, "scored_at": summary.get("scored_at"), **{
+                k: summary[k] for k in ("trained", "baselines", "swaps", "swapped_to", "kpis", "target") if k in summary}}
+            summary["trained"] = {}
+            summary["baselines"] = {}
+            summary.pop("swaps", None)
+        scored_baselines, days = baselines(task, columns)
+        summary["baselines"] = {policy: {**summary["baselines"].get(policy, {}), **rows} for policy, rows in scored_baselines.items()}
+        metrics = ("team_return", "manager_score", *TASKS[task]["table"])
         if kept:
-            records = [{"evaluation": score_kept(task, seed)} for seed in seeds]
-            metrics = ("team_return", *TASKS[task]["table"])
-            summary["trained"] = {
-                column: {m: over_seeds(m, [float(r["evaluation"][column][m]["mean"]) for r in records]) for m in metrics}
-                for column in SPLITS
+            scored = {seed: score_kept(task, seed, columns) for seed in seeds}
+            summary["trained"] |= {
+                column: {m: over_seeds(m, [float(scored[s][0][column][m]["mean"]) for s in seeds]) for m in metrics}
+                for column in columns
             }
-            if "curriculum" in TASKS[task]:  # the decomposition, from the kept checkpoints too
+            days |= {f"{TRAINED} s{seed}": scored[seed][1] for seed in seeds}
+            if "curriculum" in TASKS[task] and not held_out_only:  # the decomposition, from the kept checkpoints too
                 roles = _staffed(kept_checkpoint(task, seeds[0]))
                 swaps = [{role: swapped_role(task, kept_checkpoint(task, seed), role) for role in roles} for seed in seeds]
                 summary["swaps"] = {
@@ -774,12 +899,65 @@ def rescore(tasks: list[str]) -> None:
                 }
                 summary["swapped_to"] = SWAP_TO
         summary["from_checkpoints"] = kept  # else the trained rows are the training run's own scoring
-        summary["baselines"] = baselines(task)
+        summary["days"] = days
         summary["target"] = target_check(task, summary)
-        summary["scored_at"], summary["scored_by"] = now(), "python benchmarks/learning.py --rescore"
+        summary["paired"] = paired_against_strongest(summary, seeds) if kept else None
+        summary["reward"] = reward
+        summary["scored_at"] = now()
+        summary["scored_by"] = "python benchmarks/learning.py --rescore" + (" --held-out-only" if held_out_only else "")
         summaries[task] = summary
+        print(f"{task}: scored", flush=True)
     write_json(RESULTS / "learning.json", {**recorded, "tasks": summaries})
     render()
+
+
+def one_thread() -> None:
+    """Score on one torch thread: the process's share of the machine, and the same arithmetic on any core count."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
+TRAINED = "PPO"
+PAIRED = ("team_return", "manager_score")  # the metrics compared day by day
+RESAMPLES = 10_000  # two-level bootstrap resamples (fixed seed: BOOTSTRAP_SEED)
+BOOTSTRAP_SEED = 0
+# The reward the committed checkpoints were trained on, and the one they are scored with here.
+REWARD = {"trained_on": "v4", "scored_on": "v5"}
+
+
+def paired_difference(trained: list[list[float]], baseline: list[float], seed: int = BOOTSTRAP_SEED) -> dict:
+    """Trained minus baseline on the same days: ``trained[c][d]`` is checkpoint c's value on day d,
+    ``baseline[d]`` the baseline's on day d.
+
+    Mean difference over checkpoints and days, with a 95% two-level bootstrap interval: each of
+    RESAMPLES resamples draws the days with replacement and, independently, the checkpoints with
+    replacement, and averages trained minus baseline over the drawn pairs (percentile interval). The
+    interval carries the day-to-day noise of the episodes and the spread between checkpoints. Also the
+    Student-t interval over days of the per-day difference (checkpoints averaged first), beside it.
+    """
+    values = np.asarray(trained, dtype=float) - np.asarray(baseline, dtype=float)[None, :]
+    checkpoints, days = values.shape
+    rng = np.random.default_rng(seed)
+    drawn_days = rng.integers(0, days, size=(RESAMPLES, days))
+    drawn_checkpoints = rng.integers(0, checkpoints, size=(RESAMPLES, checkpoints))
+    # mean over drawn checkpoints of the mean over drawn days: per-checkpoint day means, then checkpoints
+    by_checkpoint = np.take_along_axis(values[None, :, :], drawn_days[:, None, :], axis=2).mean(axis=2)
+    means = np.take_along_axis(by_checkpoint, drawn_checkpoints, axis=1).mean(axis=1)
+    low, high = np.quantile(means, [0.025, 0.975])
+    _, t_low, t_high = mean_ci(values.mean(axis=0).tolist())
+    return {"mean": float(values.mean()), "low": float(low), "high": float(high), "t_low": t_low, "t_high": t_high,
+            "checkpoints": checkpoints, "days": days}
+
+
+def paired_against_strongest(summary: dict, seeds: list[int]) -> dict:
+    """The trained team minus the strongest non-RL baseline, on the same held-out days."""
+    best = strongest(summary)
+    days = summary["days"]
+    return {"baseline": best, **{
+        metric: paired_difference([days[f"{TRAINED} s{seed}"][metric] for seed in seeds], days[best][metric])
+        for metric in PAIRED
+    }}
 
 
 def render() -> None:
@@ -824,10 +1002,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="runs trained side by side (one CPU each)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every step budget (smoke tests)")
     parser.add_argument("--report-only", action="store_true", help="rebuild the page from runs/learning/")
+    parser.add_argument(
+        "--held-out-only", action="store_true",
+        help="with --rescore: score the held-out split alone (the train column and the decomposition keep their "
+             "recorded scoring, and the page says with which reward)",
+    )
     parser.add_argument("--render", action="store_true", help="rewrite the page from learning.json (no scoring)")
     parser.add_argument(
         "--rescore", action="store_true",
-        help="score the committed checkpoints (benchmarks/checkpoints/learning/), the baselines and targets; rebuild the page",
+        help="score the committed checkpoints (benchmarks/checkpoints/learning/), the baselines, targets and paired "
+             "differences, in one process on one torch thread; rebuild the page",
     )
     args = parser.parse_args()
     if not args.scale > 0:
@@ -835,7 +1019,7 @@ def main() -> None:
 
     started = time.perf_counter()
     if args.rescore:
-        rescore(args.tasks)
+        rescore(args.tasks, args.held_out_only)
         return
     if args.render:
         render()
@@ -862,7 +1046,9 @@ def main() -> None:
     for task in args.tasks:
         mine = sorted((r for r in records if r["task"] == task and r["seed"] in seeds_of(task, args.seeds)),
                       key=lambda r: r["seed"])
-        summaries[task] = summarise(task, mine, baselines(task))
+        reference, days = baselines(task)
+        summaries[task] = summarise(task, mine, reference)
+        summaries[task]["days"] = days  # the baselines' held-out days; the trained ones' come with --rescore
         summaries[task]["scored_by"] = command
         plot(task, mine, summaries[task], RESULTS / f"learning_{task}.png")
     # A rebuilt or resumed page keeps the wall time of the run that trained the checkpoints.

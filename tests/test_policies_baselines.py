@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from extras import need
@@ -82,3 +83,39 @@ def test_csr_marl_baseline_runs_the_declared_label_rung(tmp_path):
     assert result.exit_code == 0, result.output
     page = (tmp_path / "declared_labels_baseline.md").read_text()
     assert "tasks/classify | train" in page and "tasks/classify | held-out" in page
+
+
+def test_the_text_classifier_works_its_own_reading_after_the_heuristic_played_the_same_tickets(monkeypatch):
+    """The heuristic's knowledge base is shared in a process, with the issue it matched for each text. The
+    classifier's resolvers must follow the classifier's issue, not an issue the heuristic left there: a
+    process that scores both (a rescore of the learning page) otherwise scores the classifier as a mix."""
+    need("sklearn")
+    from csr_marl.policies.baselines import ClassifierSettings, TextClassifier
+    from csr_marl.policies.heuristic import KnowledgeBase
+    from csr_marl.simulation import simulate
+
+    scenario = csr_marl.load_scenario("tasks/resolve", overrides={"tickets.split": "test"})
+    small = TextClassifier(scenario, ClassifierSettings(tickets=1500))  # fitted in a second, as the tuned one reads
+    monkeypatch.setattr(TextClassifier, "for_scenario", classmethod(lambda cls, _scenario: small))
+    KnowledgeBase.for_bank.cache_clear()  # a knowledge base no earlier test has matched texts with
+
+    def played(policy: str) -> tuple[list[int], list]:
+        actions, tickets = [], []
+        made = make_policy(policy, scenario, np.random.default_rng(0))
+
+        def record(decision):
+            action = made(decision)
+            actions.append(action)
+            tickets.append(decision.ticket)
+            return action
+
+        simulate(scenario, record, 7)
+        return actions, tickets
+
+    alone, tickets = played("text_classifier")
+    heuristic = make_policy("heuristic", scenario, np.random.default_rng(0))
+    differ = [t for t in tickets if t is not None and heuristic.kb.match(t).id != small.predict(t)[2]]
+    assert differ  # the heuristic reads some of these held-out tickets otherwise than the classifier
+    played("heuristic")
+    after, _ = played("text_classifier")
+    assert after == alone

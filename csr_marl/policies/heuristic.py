@@ -205,7 +205,7 @@ class HeuristicPolicy:
     def next_tool(self, decision: Decision) -> str:
         ticket = decision.ticket
         assert ticket is not None
-        template = self.kb._cache.get(ticket.text) or self.kb.match(ticket)
+        template = self.kb.match(ticket)  # this policy's own reading (a subclass may read otherwise)
         at_desk = decision.staff.role == "escalation"
         # The playbook's answer depends on the issue, the desk, the steps done and the facts revealed
         # only: worked out once per such state (tickets of one issue follow the same few paths).
