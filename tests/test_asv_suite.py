@@ -99,7 +99,7 @@ def test_the_ratios_run(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.slow
 def test_asv_discovers_the_suite() -> None:
     """``asv check`` imports the suite the way ``asv run`` does, in the installed environment."""
-    pytest.importorskip("asv")
+    pytest.importorskip("asv", reason="asv is in no extra: pip install asv")
     done = subprocess.run([sys.executable, "-m", "asv", "check", "--python=same"], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "No problems found" in done.stdout, done.stdout + done.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from extras import need
 
 import csr_marl
 from csr_marl.analysis.manager_score import manager_score, score_result
@@ -117,7 +118,7 @@ def test_the_single_role_tasks_keep_the_seeds_flat_scale() -> None:
 
 
 def test_splitting_team_costs_for_training_divides_the_managers_team_wide_rates() -> None:
-    pytest.importorskip("tianshou")
+    need("tianshou")
     from csr_marl.train import TrainConfig
 
     config = TrainConfig(scenario="standard_day", reward_mode="individual", split_team_costs=True, steps=1000)
