@@ -242,7 +242,7 @@ def test_the_cli_grades_replies_with_a_judge_model_on_the_same_endpoint(tmp_path
 
     def model_or_judge(body: dict) -> Reply:
         if body["model"] == "judge-model":
-            return text(json.dumps({"facts": 0.1, "resolution": 0.1, "tone": 0.05, "notes": "fine"}))
+            return text(json.dumps({"facts": 0.1, "resolution": 0.1, "tone": 0.05, "reason": "fine"}))
         return playbook(body)
 
     out = tmp_path / "judged"
