@@ -19,8 +19,6 @@ heuristic does on the team return and on the manager's score alike.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from ..config.domain import PRIORITIES, TIERS
 from ..sim.decisions import Decision
 from .base import register
@@ -39,24 +37,14 @@ class RouteAllToDeskPolicy(HeuristicPolicy):
         return action | 1 if self.has_desk else action  # route bit: 1 = escalation
 
 
-class _RepeatedToolPolicy(HeuristicPolicy):
-    """The heuristic, except that staff of ``role`` take ``tool`` whenever it is legal."""
-
-    role: ClassVar[str]
-    tool: ClassVar[str]
-
-    def next_tool(self, decision: Decision) -> str:
-        if decision.role == self.role and decision.tool_action(self.tool) in decision.legal:
-            return self.tool
-        return super().next_tool(decision)
-
-
 @register("desk_bounce")
-class DeskBouncePolicy(_RepeatedToolPolicy):
+class DeskBouncePolicy(HeuristicPolicy):
     """The desk sends every ticket back to the resolvers without working it (while it may)."""
 
-    role = "escalation"
-    tool = "return_to_resolver"
+    def next_tool(self, decision: Decision) -> str:
+        if decision.role == "escalation" and decision.tool_action("return_to_resolver") in decision.legal:
+            return "return_to_resolver"
+        return super().next_tool(decision)
 
 
 @register("lowest_priority_first")
@@ -95,11 +83,13 @@ class ReplyAtOncePolicy(HeuristicPolicy):
 
 
 @register("stall")
-class StallPolicy(_RepeatedToolPolicy):
+class StallPolicy(HeuristicPolicy):
     """Resolvers repeat the order lookup while they may, then finish as the heuristic would."""
 
-    role = "resolver"
-    tool = "check_order_status"
+    def next_tool(self, decision: Decision) -> str:
+        if decision.role == "resolver" and decision.tool_action("check_order_status") in decision.legal:
+            return "check_order_status"
+        return super().next_tool(decision)
 
 
 SHORTCUTS: tuple[str, ...] = (
