@@ -17,7 +17,7 @@ from csr_marl.cli import app
 from csr_marl.config.loading import load_scenario
 from csr_marl.whatif.executors import InlineExecutor
 from csr_marl.whatif.forecast import erlang_requirements, read_forecast
-from csr_marl.whatif.interval_planner import LaggedErlang, controlled_levels, plan_intervals
+from csr_marl.whatif.interval_planner import LaggedErlang, _formula, _move, controlled_levels, plan_intervals
 from csr_marl.whatif.interval_runs import (
     IntervalRun,
     interval_arrival_rates,
@@ -69,6 +69,15 @@ def test_plan_meets_the_target_for_fewer_staff_hours_than_textbook_sipp() -> Non
     assert sum(plan.iterative["resolver"]) <= sum(plan.sipp["resolver"])
     assert plan.misses(plan.iterative_check) == []
     assert plan.iterative_check.replications >= 20
+
+
+def test_the_confirmation_adds_wherever_the_fresh_ci_reaches_under_the_target() -> None:
+    erlang = _formula(10.0, math.inf, 0.0)  # 10-minute calls, "answered without waiting"
+    edge = Estimate(0.53, 0.49, 0.57, 100)  # a round at the cap keeps it: 0.53 - 0.04 / 2 >= 0.5
+    assert _move(edge, 22, erlang, 0.5, 0.03, at_cap=True, may_lower=False) == 0
+    assert _move(edge, 22, erlang, 0.5, 0.03, at_cap=True, may_lower=False, confirming=True) >= 1
+    clear = Estimate(0.60, 0.52, 0.68, 100)
+    assert _move(clear, 22, erlang, 0.5, 0.03, at_cap=True, may_lower=False, confirming=True) == 0
 
 
 def test_fresh_days_put_back_the_agents_the_planning_days_flattered_away(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -39,7 +39,7 @@ def staff_command(
     by_interval: bool = typer.Option(False, "--by-interval", help="A headcount per role per interval instead: an analytic plan corrected by simulation rounds, textbook SIPP beside it (target: service_level>=X)."),
     interval: Optional[int] = typer.Option(None, "--interval", help="--by-interval: interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
     replications: Optional[int] = typer.Option(None, "--replications", "-r", help="--by-interval: replications each simulation round and the check start with (doubled while a CI straddles the target). \\[default: 60; --precise 240]"),
-    precise: bool = typer.Option(False, "--precise", help="--by-interval: the same simulation rounds on four times the replications (240 growing to 400) with a margin of 0.01 instead of 0.03: each interval nearer the target, for about four times the CPU (some four CPU-minutes on a 16-interval day)."),
+    precise: bool = typer.Option(False, "--precise", help="--by-interval: the same simulation rounds on four times the replications (240 growing to 400) with a margin of 0.01 instead of 0.03: each interval nearer the target, for four to five times the CPU (about three CPU-minutes on a 16-interval day)."),
     max_iterations: Optional[int] = typer.Option(None, "--max-iterations", hidden=True, help="Retired (the precise mode's iterative algorithm); ignored with a note."),
     hold: Optional[bool] = typer.Option(None, "--hold/--no-hold", hidden=True, help="Retired (the precise mode's trim); ignored with a note."),
     trim_replications: Optional[int] = typer.Option(None, "--trim-replications", hidden=True, help="Retired (the precise mode's trim); ignored with a note."),

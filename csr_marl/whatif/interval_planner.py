@@ -32,9 +32,9 @@ The path, top to bottom:
 4. **Confirmation on fresh days.** The rounds judge every interval on the days they plan on, so of
    sixteen intervals trimmed to the edge one can look a few standard errors better on those days than
    it is. The plan is therefore simulated on days no round saw (from replication
-   :data:`CHECK_FIRST`, the same doubling up to ``check_replications``), and every interval the fresh
-   days rate below the target, or at the cap less than half its CI's half-width above it, gets agents
-   by the same rule; the plan is then simulated again on the same fresh days, up to
+   :data:`CHECK_FIRST`, the same doubling up to ``check_replications``), and every interval whose CI
+   on the fresh days reaches under the target gets agents (as many as the calibrated formula says
+   it lacks, at least one); the plan is then simulated again on the same fresh days, up to
    :data:`CONFIRM_PASSES` times. The last of these simulations is the plan's check: each interval
    ``meets``, ``below`` or ``undecided``. SIPP's plan is simulated on half ``replications`` of the
    same fresh days, for the comparison.
@@ -42,7 +42,7 @@ The path, top to bottom:
 **Precision** is an option of the same rounds: ``precise=True`` runs them on four times the
 replications (:data:`PRECISE`: 240 growing to 400 a round and for the confirmation) with a margin of
 0.01 instead of 0.03, so CIs half as wide leave fewer agents added only for the noise, and each
-interval ends nearer the target, for about four times the CPU (some four CPU-minutes on a documented
+interval ends nearer the target, for four to five times the CPU (about three CPU-minutes on a documented
 16-interval day against under one). Explicit ``replications``, ``max_replications`` and ``margin``
 override the preset.
 """
@@ -167,13 +167,14 @@ def plan_intervals(
             say(f"{role}: analytic plan {plan[role]}; textbook SIPP {sipp[role]}")
         formulas = {role: [_formula(handle[role] * f, patience, threshold) for f in scale] for role in roles}
 
-        def correct(levels: Mapping[str, Sequence[Estimate]], at_cap: bool, may_lower: bool) -> tuple[int, int]:
-            """Step 3's rule on every interval: agents added and removed."""
+        def correct(levels: Mapping[str, Sequence[Estimate]], at_cap: bool, confirming: bool) -> tuple[int, int]:
+            """Step 3's rule (step 4's with ``confirming``) on every interval: agents added and removed."""
             gained, lost = 0, 0
             for role in roles:
                 for k, level in enumerate(levels[role]):
                     step = _move(level, plan[role][k], formulas[role][k], target_service_level, margin,
-                                 at_cap=at_cap, may_lower=may_lower and (role, k) not in added)
+                                 at_cap=at_cap, may_lower=not confirming and (role, k) not in added,
+                                 confirming=confirming)
                     if step > 0:
                         added.add((role, k))
                     plan[role][k] += step
@@ -188,7 +189,7 @@ def plan_intervals(
             most = cap if rounds > 1 else replications  # the analytic plan's errors show on the first batch
             levels, used = _levels_until_decided(base, plan, roles, policy, seed, replications, most, pool,
                                                  target_service_level, expected, handle_scale)
-            gained, lowered = correct(levels, used >= most, True)
+            gained, lowered = correct(levels, used >= most, False)
             say(f"round {rounds} ({used} replications): moved {gained + lowered} agent-interval(s); " + "; ".join(
                 f"{role} {plan[role]}" for role in roles))
             if not lowered:  # an agent added only raises service levels: the confirmation checks it
@@ -204,7 +205,7 @@ def plan_intervals(
             if passes == CONFIRM_PASSES:
                 break
             gained, _ = correct({role: check.service_level(role) for role in roles}, check.replications >= most,
-                                False)
+                                True)
             say(f"confirmation {passes} on fresh days ({check.replications} replications): added {gained} "
                 "agent-interval(s)")
             if not gained:
@@ -422,8 +423,11 @@ def _at_bound(value: float, n: int) -> Estimate:
 
 
 def _move(level: Estimate, servers: int, erlang: Callable[[int, float], float], target: float, margin: float, *,
-          at_cap: bool, may_lower: bool) -> int:
+          at_cap: bool, may_lower: bool, confirming: bool = False) -> int:
     """Agents to add (> 0) or remove (< 0) in one interval, judged on its simulated ``level``.
+
+    A round adds where the CI lies under ``target``, or at the cap where the mean lies less than half
+    the CI's half-width above it; the confirmation (``confirming``) wherever the CI reaches under it.
 
     The simulation calibrates the formula: the offered load at which ``erlang(servers, load)`` gives
     the simulated service level is the interval's *effective* load, and the formula at that load says
@@ -433,7 +437,11 @@ def _move(level: Estimate, servers: int, erlang: Callable[[int, float], float], 
         return 0
     load = _effective_load(level.mean, servers, erlang)
     floor = target + margin
-    if level.high < target or (at_cap and level.mean - level.half_width / 2 < target):
+    if confirming:
+        short = level.low < target
+    else:
+        short = level.high < target or (at_cap and level.mean - level.half_width / 2 < target)
+    if short:
         added = 1
         while added < MOST_ADDED and erlang(servers + added, load) < floor:
             added += 1
