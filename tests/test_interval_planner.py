@@ -17,7 +17,7 @@ from csr_marl.cli import app
 from csr_marl.config.loading import load_scenario
 from csr_marl.whatif.executors import InlineExecutor
 from csr_marl.whatif.forecast import erlang_requirements, read_forecast
-from csr_marl.whatif.interval_planner import LaggedErlang, controlled_levels, plan_intervals
+from csr_marl.whatif.interval_planner import LaggedErlang, _formula, _move, controlled_levels, plan_intervals
 from csr_marl.whatif.interval_runs import (
     IntervalRun,
     interval_arrival_rates,
@@ -25,7 +25,7 @@ from csr_marl.whatif.interval_runs import (
     run_interval_replications,
     scenario_with_plan,
 )
-from csr_marl.whatif.summary import estimates
+from csr_marl.whatif.summary import Estimate, estimates
 
 runner = CliRunner()
 FORECAST = Path(__file__).resolve().parents[1] / "scenarios" / "examples" / "forecast.csv"
@@ -43,7 +43,7 @@ def test_lagged_load_at_a_constant_rate_gives_sipp_once_the_floor_fills() -> Non
 
 def _runs(values: np.ndarray, offered: np.ndarray) -> list[IntervalRun]:
     rows = lambda v, o: [{"service_level_resolver": v, "offered": o}]  # noqa: E731
-    return [IntervalRun({}, rows(float(v), float(o)), {}, {}) for v, o in zip(values, offered)]
+    return [IntervalRun({}, rows(float(v), float(o)), {}) for v, o in zip(values, offered)]
 
 
 def test_control_variates_narrow_the_interval_and_keep_the_mean() -> None:
@@ -68,7 +68,38 @@ def test_plan_meets_the_target_for_fewer_staff_hours_than_textbook_sipp() -> Non
     assert plan.sipp["resolver"] == sipp_headcounts(rates, 10.0, 0.0, 0.5)
     assert sum(plan.iterative["resolver"]) <= sum(plan.sipp["resolver"])
     assert plan.misses(plan.iterative_check) == []
-    assert plan.stable is None and plan.iterative_check.replications >= 20
+    assert plan.iterative_check.replications >= 20
+
+
+def test_the_confirmation_adds_wherever_the_fresh_ci_reaches_under_the_target() -> None:
+    erlang = _formula(10.0, math.inf, 0.0)  # 10-minute calls, "answered without waiting"
+    edge = Estimate(0.53, 0.49, 0.57, 100)  # a round at the cap keeps it: 0.53 - 0.04 / 2 >= 0.5
+    assert _move(edge, 22, erlang, 0.5, 0.03, at_cap=True, may_lower=False) == 0
+    assert _move(edge, 22, erlang, 0.5, 0.03, at_cap=True, may_lower=False, confirming=True) >= 1
+    clear = Estimate(0.60, 0.52, 0.68, 100)
+    assert _move(clear, 22, erlang, 0.5, 0.03, at_cap=True, may_lower=False, confirming=True) == 0
+
+
+def test_fresh_days_put_back_the_agents_the_planning_days_flattered_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The planning rounds' own days rate every interval far above the target (what their noise can do
+    # to one interval in sixteen), so the one round takes an agent from each. The confirmation on days
+    # no round saw puts back what the target needs, and the plan's check is on those days.
+    import csr_marl.whatif.interval_planner as planner
+
+    def flattering(base, plan, roles, *args, **kwargs):
+        return {role: [Estimate(0.97, 0.96, 0.98, 80)] * len(plan[role]) for role in roles}, 80
+
+    monkeypatch.setattr(planner, "_levels_until_decided", flattering)
+    overrides = {"horizon_minutes": 120, "warmup_minutes": 0, "arrivals": {"profile": [[0, 120], [60, 360]]},
+                 "handle_times.tools.respond_user.mean_minutes": 3.0, "service_level.interval_minutes": 30}
+    reports: list[str] = []
+    plan = plan_intervals("validation/mmc", 0.8, ["resolver"], overrides=overrides, replications=20,
+                          max_replications=80, max_rounds=1, executor=InlineExecutor(), report=reports.append)
+    assert any(line.startswith("confirmation 1 on fresh days") and "added 0 " not in line for line in reports)
+    assert any("fresh days added" in note for note in plan.notes)
+    assert plan.misses(plan.iterative_check) == []
+    # The check is the last simulation on the fresh days: the plan it reports is the plan returned.
+    assert plan.iterative_check.plan == plan.iterative
 
 
 def test_each_interval_can_have_its_own_handle_time() -> None:

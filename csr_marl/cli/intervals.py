@@ -83,8 +83,6 @@ def plan_table(plan: IntervalPlan) -> Table:
         table.add_column(f"{role} plan", justify="right")
     table.add_column("SL with SIPP", justify="right", no_wrap=True)
     table.add_column("SL plan", justify="right", no_wrap=True)
-    if plan.stable:
-        table.add_column("1 agent", justify="right")
     for k, start in enumerate(plan.starts):
         offered = plan.iterative_check.intervals[k]["offered"].mean
         cells = [clock_time(start, plan.opens_at), f"{offered:.1f}"]
@@ -93,8 +91,6 @@ def plan_table(plan: IntervalPlan) -> Table:
         for name, check in (("SIPP", plan.sipp_check), ("plan", plan.iterative_check)):
             text = " / ".join(short_estimate(check.service_level(role)[k]) for role in plan.roles)
             cells.append(verdict_cell(text, verdicts[name][k]))
-        if plan.stable:
-            cells.append(" / ".join(f"{plan.stable.effect[role][k]:.2f}" for role in plan.roles))
         table.add_row(*cells)
     return table
 
@@ -113,11 +109,6 @@ def plan_summary(plan: IntervalPlan) -> list[str]:
             line += (f"; undecided after {check.replications} replications (CI straddles the target): "
                      + ", ".join(clock_time(plan.starts[k], plan.opens_at) for k in open_))
         lines.append(line)
-    if plan.stable:
-        lines.append(f"plan: the iterative algorithm's {_hours(plan.iterative, plan.interval_minutes):g} staff-hours, "
-                     f"trimmed in steps of a sixth of an interval ({plan.stable.passes} passes of {plan.stable.replications} "
-                     f"replications) and secured on whole-plan runs ({plan.stable.rounds} rounds, the last of "
-                     f"{plan.stable.verified} replications) to hold the target; '1 agent': the service level one agent fewer costs")
     return lines
 
 
@@ -211,12 +202,6 @@ def plan_payload(plan: IntervalPlan) -> dict[str, Any]:
         "sipp_check": check_estimates_payload(plan.sipp_check, names),
         "iterative_check": check_estimates_payload(plan.iterative_check, names),
         "notes": plan.notes,
-        "stable": None if plan.stable is None else {
-            "steps": plan.stable.steps, "per_interval": {r: plan.headcounts(r) for r in plan.roles},
-            "one_agent_effect": plan.stable.effect, "passes": plan.stable.passes,
-            "replications": plan.stable.replications, "secure_rounds": plan.stable.rounds,
-            "secure_replications": plan.stable.verified, "secured": plan.stable.secured,
-        },
     }
 
 

@@ -33,16 +33,16 @@ def staff_command(
     sets: Optional[list[str]] = SETS,
     seed: Optional[int] = SEED,
     min_replications: int = typer.Option(10, "--min-replications", help="Replications per headcount to start with (and per extra batch)."),
-    max_replications: Optional[int] = typer.Option(None, "--max-replications", min=2, help="Stop adding replications here even if a CI still straddles a target (--by-interval: the cap of each simulation round and of the check, where an interval still straddling it is undecided). \\[default: 60; --by-interval 120, --precise 60]"),
+    max_replications: Optional[int] = typer.Option(None, "--max-replications", min=2, help="Stop adding replications here even if a CI still straddles a target (--by-interval: the cap of each simulation round and of the check, where an interval still straddling it is undecided). \\[default: 60; --by-interval 100, --precise 400]"),
     max_headcount: Optional[int] = typer.Option(None, "--max-headcount", min=0, help="Largest headcount to try per role. \\[default: 3 x max(Erlang, current) + 10]"),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
     by_interval: bool = typer.Option(False, "--by-interval", help="A headcount per role per interval instead: an analytic plan corrected by simulation rounds, textbook SIPP beside it (target: service_level>=X)."),
     interval: Optional[int] = typer.Option(None, "--interval", help="--by-interval: interval width, 15, 30 or 60 minutes. \\[default: the scenario's, 30]"),
-    replications: Optional[int] = typer.Option(None, "--replications", "-r", help="--by-interval: replications each simulation round and the check start with (doubled while a CI straddles the target). \\[default: 60; --precise 20]"),
-    precise: bool = typer.Option(False, "--precise", help="--by-interval: the iterative staffing algorithm trimmed in sixths of an interval and secured on whole-plan runs: each interval within about 0.05 of the target, at some 20 times the simulation (tens of CPU-minutes on a 16-interval day)."),
-    max_iterations: int = typer.Option(8, "--max-iterations", help="--by-interval --precise: iterations of the staffing algorithm at most."),
-    hold: bool = typer.Option(True, "--hold/--no-hold", help="--by-interval --precise: trim the iterative plan in steps of a sixth of an interval until every interval holds the target, secured on whole-plan runs (up to 16 x --trim-replications)."),
-    trim_replications: Optional[int] = typer.Option(None, "--trim-replications", min=2, help="--by-interval --precise: replications per trim pass. \\[default: 10 x --replications]"),
+    replications: Optional[int] = typer.Option(None, "--replications", "-r", help="--by-interval: replications each simulation round and the check start with (doubled while a CI straddles the target). \\[default: 60; --precise 240]"),
+    precise: bool = typer.Option(False, "--precise", help="--by-interval: the same simulation rounds on four times the replications (240 growing to 400) with a margin of 0.01 instead of 0.03: each interval nearer the target, for four to five times the CPU (about three CPU-minutes on a 16-interval day)."),
+    max_iterations: Optional[int] = typer.Option(None, "--max-iterations", hidden=True, help="Retired (the precise mode's iterative algorithm); ignored with a note."),
+    hold: Optional[bool] = typer.Option(None, "--hold/--no-hold", hidden=True, help="Retired (the precise mode's trim); ignored with a note."),
+    trim_replications: Optional[int] = typer.Option(None, "--trim-replications", hidden=True, help="Retired (the precise mode's trim); ignored with a note."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="--by-interval: write the requirements (CSV, one row per interval and role) for csr-marl schedule."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="--by-interval: write the interval chart (PNG)."),
     forecast: Optional[Path] = typer.Option(None, "--forecast", help="Forecast CSV: the same as csr-marl forecast FILE.csv --simulate (per-interval requirements, Erlang beside the simulated plan)."),
@@ -84,13 +84,16 @@ def staff_command(
         for path, option, suffix in ((out, "--out", ".csv"), (plot, "--plot", ".png")):
             if path is not None:
                 check_output_file(path, option, (suffix,))
+        retired = [name for name, value in (("--max-iterations", max_iterations), ("--hold/--no-hold", hold),
+                                            ("--trim-replications", trim_replications)) if value is not None]
+        if retired:
+            note(f"{', '.join(retired)}: retired and ignored; --precise runs the planner's rounds on four times "
+                 "the replications")
         with executor_scope(None, workers, check_backend(backend), ray_address) as pool:
-            extra = dict(max_iterations=max_iterations, hold=hold, trim_replications=trim_replications) if precise else {}
             plan = plan_intervals(
                 scenario, target, roles, policy=policy, seed=seed or 0, overrides=overrides,
-                replications=replications or (20 if precise else REPLICATIONS),
-                max_replications=max_replications or (60 if precise else MAX_REPLICATIONS), precise=precise,
-                executor=pool, report=note, **extra,
+                replications=replications, max_replications=max_replications, precise=precise,
+                executor=pool, report=note,
             )
         show_plan(plan, as_json, out, plot, shrinkage, max_occupancy)
         return

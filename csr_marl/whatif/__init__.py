@@ -7,8 +7,8 @@
 * :func:`search_staffing`: least headcount per role meeting every target, from an Erlang estimate,
   confirmed by simulation until the CIs settle.
 * :func:`plan_intervals`: a headcount per role per interval in seconds, an analytic plan corrected by
-  simulation rounds, textbook SIPP beside it, both checked with interval service levels and CIs
-  (:func:`plan_interval_staffing`: the precise, slower planner).
+  simulation rounds and confirmed on fresh days, textbook SIPP beside it, both checked with interval
+  service levels and CIs (``precise=True``: the same rounds on four times the replications).
 * :func:`solve_schedule`: shifts covering a per-interval requirement (OR-Tools CP-SAT, extra ``analyst``).
 * :func:`calibrate`: a scenario's arrivals, handle times, patience and mixes from a contact log.
 * :func:`erlang_table`: the analytic Erlang C / Erlang A staffing table.
@@ -25,7 +25,7 @@ from .errors import StudyError
 from .executors import InlineExecutor, RayExecutor, executor_scope, make_executor
 from .grid import Axis, grid_points, parse_vary
 from .interval_planner import plan_intervals
-from .interval_staffing import IntervalPlan, plan_interval_staffing
+from .interval_staffing import IntervalPlan
 from .records import metric_names
 from .replications import Replication, replication_seed, run_replication, run_replications
 from .schedule import Schedule, shift_templates, solve_schedule
@@ -69,7 +69,6 @@ __all__ = [
     "parse_target",
     "parse_targets",
     "parse_vary",
-    "plan_interval_staffing",
     "plan_intervals",
     "read_contact_log",
     "replication_seed",

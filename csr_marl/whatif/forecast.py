@@ -11,7 +11,7 @@ of the day), ``volume`` (contacts offered in it), ``aht_seconds`` (or ``aht_minu
 Each interval is sized by Erlang C (Erlang A with ``patience_seconds``) on its own volume and handle
 time, as a workforce tool does. :func:`forecast_scenario` turns the forecast into a scenario (one FIFO
 queue, the arrival profile of the volumes, exponential handle times at the volume-weighted mean AHT),
-so the iterative staffing algorithm can size it by simulation and ``csr-marl schedule`` can take it.
+so the interval planner can size it by simulation and ``csr-marl schedule`` can take it.
 
 *On the floor* is the headcount answering contacts; *rostered* is what the roster must hold with
 shrinkage (breaks, training, absence): ``ceil(on_floor / (1 - shrinkage))``. The occupancy cap raises

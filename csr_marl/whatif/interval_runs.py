@@ -4,9 +4,6 @@
     scenario = scenario_with_plan(base, plan)               # staffing.shifts at each interval edge
     runs = run_interval_replications(scenario, "expert", seed=0, replications=20, executor=pool)
     table = interval_estimates([run.intervals for run in runs], ["service_level"])   # mean [95% CI]
-
-A run can also sample how many contacts each role has (waiting for it or in its hands) at given
-minutes: the iterative staffing algorithm's input (:mod:`csr_marl.analysis.intervals`).
 """
 
 from __future__ import annotations
@@ -54,13 +51,12 @@ def interval_arrival_rates(scenario: Scenario) -> list[float]:
     return rates
 
 
-def scenario_with_plan(base: Scenario, plan: Plan, starts: Sequence[float] | None = None) -> Scenario:
-    """``base`` staffed by ``plan`` (headcount per role per interval) as shift changes at interval edges
-    (or at ``starts``, a finer grid of staffing steps).
+def scenario_with_plan(base: Scenario, plan: Plan) -> Scenario:
+    """``base`` staffed by ``plan`` (headcount per role per interval) as shift changes at interval edges.
 
     Roles the plan leaves out keep the base scenario's staffing, shift changes included.
     """
-    starts = list(starts) if starts is not None else interval_starts(base)
+    starts = interval_starts(base)
     overrides: dict[str, Any] = {}
     for role, counts in plan.items():
         if len(counts) != len(starts):
@@ -81,11 +77,10 @@ def scenario_with_plan(base: Scenario, plan: Plan, starts: Sequence[float] | Non
 
 @dataclass(frozen=True)
 class IntervalRun:
-    """One replication: its flat record, its interval rows, and (when asked) sampled counts per role."""
+    """One replication: its flat record, its interval rows and each role's busy minutes and services."""
 
     record: dict[str, float]
     intervals: list[dict[str, float]]
-    present: dict[str, list[int]]  # contacts waiting for or with each role, at each sample minute
     service_minutes: dict[str, tuple[float, int]]  # busy minutes and services per role
 
 
@@ -95,24 +90,12 @@ class IntervalTask:
     policy: str
     base_seed: int
     replication: int
-    sample_minutes: tuple[float, ...] = ()
     handle_scale: tuple[float, ...] = ()  # a resolver's handle time x this factor, per interval of the day
 
 
 def run_interval_replication(task: IntervalTask) -> IntervalRun:
-    """Run one replication (in a worker), sampling the contacts per role at ``task.sample_minutes``."""
+    """Run one replication (in a worker)."""
     center = ContactCenter(task.scenario, replication_seed(task.base_seed, task.replication))
-    present: dict[str, list[int]] = {role: [] for role in ROLES}
-
-    def sampler():
-        for minute in task.sample_minutes:
-            yield center.env.timeout(minute - center.env.now)
-            for role in ROLES:
-                queue = center.queues[role]
-                present[role].append(queue.size + center.busy_staff[role])
-
-    if task.sample_minutes:
-        center.env.process(sampler())
     if task.handle_scale:
         scale_handle_times(center, task.handle_scale, task.scenario.service_level.interval_minutes)
     policy = make_policy(task.policy, task.scenario, center.streams["policy"])
@@ -127,7 +110,7 @@ def run_interval_replication(task: IntervalTask) -> IntervalRun:
     result = center.result()
     kpis = center.kpis
     return IntervalRun(
-        replication_record(result), result.intervals, present,
+        replication_record(result), result.intervals,
         {role: (kpis.busy[role], kpis.services[role]) for role in ROLES},
     )
 
@@ -153,12 +136,12 @@ def scale_handle_times(center: ContactCenter, scale: Sequence[float], width: flo
 
 def run_interval_replications(
     scenario: Scenario, policy: str, seed: int, replications: int, executor: Executor,
-    sample_minutes: Sequence[float] = (), first: int = 0, handle_scale: Sequence[float] = (),
+    first: int = 0, handle_scale: Sequence[float] = (),
 ) -> list[IntervalRun]:
     """``replications`` runs of ``scenario`` in replication order from index ``first`` (common random
     numbers by index, so a sequential study extends its runs without repeating any); ``handle_scale``
     see :func:`scale_handle_times`."""
-    tasks = [IntervalTask(scenario, policy, seed, r, tuple(sample_minutes), tuple(handle_scale))
+    tasks = [IntervalTask(scenario, policy, seed, r, tuple(handle_scale))
              for r in range(first, first + replications)]
     batches = [tasks[i:i + BATCH] for i in range(0, len(tasks), BATCH)]
     futures = [executor.submit(run_interval_batch, batch) for batch in batches]
