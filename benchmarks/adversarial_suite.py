@@ -61,7 +61,8 @@ def page(
         f"reply is searched on training seeds {TRAIN_SEEDS[0]}-{TRAIN_SEEDS[-1]} (beam search over reply blocks that "
         "never read a lookup, boilerplate's macro among them, so it also tries every block added to the macro) and "
         "scored here. Regenerate with "
-        f"`python benchmarks/adversarial_suite.py --seeds {len(run.seeds)} --write` ({seconds:.0f} s here, "
+        f"`python benchmarks/adversarial_suite.py --seeds {len(run.seeds)}{f' --jobs {jobs}' if jobs > 1 else ''} "
+        f"--write` ({seconds:.0f} s here, "
         f"{jobs} process{'es' if jobs > 1 else ''} on a shared 2-core machine).",
         "",
         "Targets on every task (`csr_marl.text.adversarial.missed_targets`): every adversary, fixed or "
@@ -80,9 +81,10 @@ def page(
         scored = {policy: run.scores[(task, policy)] for policy in SUITE} | {"adaptive": values}
         same = [p for p in (*ADVERSARIES, "adaptive") if scored[p] == boiler]
         nothing = [p for p in scored if p not in same and not any(scored[p])]
-        lines += [f"## {task}", "", "| policy | mean | minus boilerplate [95%] |", "|---|---:|---|"]
+        lines += [f"## {task}", "", f"| policy | mean | minus boilerplate ({sum(boiler) / len(boiler):.3f}) [95%] |",
+                  "|---|---:|---|"]
         for policy, scores in scored.items():
-            if policy in same or policy in nothing:
+            if policy in same or policy in nothing or policy == "boilerplate":
                 continue
             mean, low, high = paired(scores, boiler)
             lines.append(f"| {policy} | {sum(scores) / len(scores):.3f} | {mean:+.3f} [{low:+.3f}, {high:+.3f}] |")

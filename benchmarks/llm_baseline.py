@@ -195,13 +195,15 @@ def unusable_only(task: str, seeds: range, max_calls: int) -> float:
 
 
 def suite_scores(path: Path = RESULTS / "adversarial_suite.json") -> dict[str, dict[str, tuple[float, str]]]:
-    """The committed adversarial suite's scores, seed by seed: task -> policy -> (mean, 95% CI text)."""
+    """The committed adversarial suite's scores, seed by seed: task -> policy -> (mean, 95% CI text); a
+    policy that played exactly as boilerplate on every seed is left out (the suite's page lists it apart)."""
     from csr_marl.analysis.stats import mean_ci
 
+    data = json.loads(path.read_text())
     out: dict[str, dict[str, tuple[float, str]]] = {}
-    for key, values in json.loads(path.read_text()).items():
+    for key, values in data.items():
         task, policy = key.split("|", 1)
-        if policy.endswith(" blocks"):
+        if policy.endswith(" blocks") or (policy != "boilerplate" and values == data[f"{task}|boilerplate"]):
             continue
         mean, low, high = mean_ci(values)
         out.setdefault(task, {})[policy] = (mean, f"[{max(-1.0, low):.3f}, {min(1.0, high):.3f}]")
@@ -237,7 +239,8 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
         f"were played: {'-1 to 1' if scored_under >= 4 else '0 to 1'}). Mean and 95% CI (t, over seeds; tries "
         f"averaged within a seed first). pass^k: an episode succeeds when its score is at least {SUCCESS_SCORE}; "
         "pass^k = mean over seeds of C(c,k)/C(n,k). *parsed*: share of the model's replies that held a call that parses. "
-        "Beside it, the scripted ladder and the best adversary of the [adversarial suite](adversarial_suite.md) "
+        "Beside it, the scripted ladder and the best adversary that plays otherwise than boilerplate in the "
+        "[adversarial suite](adversarial_suite.md) "
         f"(seeds 0-{suite_seeds - 1}, scoring v{SCORING_VERSION}, in [-1, 1]: its committed `adversarial_suite.json`, "
         "not recomputed).", "",
         "With so few seeds the CIs are wide; they say what the model does, not a fine ranking.", "",

@@ -239,3 +239,33 @@ def test_handing_every_ticket_to_the_desk_does_not_pay_the_rl_team() -> None:
 
     for seed in range(2):
         assert team_return(True, seed) < team_return(False, seed)
+
+
+def test_the_macro_reads_nothing_a_lookup_found_and_names_what_was_done() -> None:
+    """Boilerplate's reply (the yardstick) is the same whatever the lookups revealed, and it names the
+    customer: on a ticket that needs no lookup it grades as the documented reply does."""
+    from csr_marl.sim.responses import documented_reply, grade_reply, macro_reply
+    from csr_marl.text.scripted import heuristic_chooser
+
+    session = task_session("tasks/ticket_resolve")
+    closed = []
+    for seed in range(6):
+        turn = session.reset(seed=seed)
+        choose = heuristic_chooser(session, seed, lambda d: closed.append(d.ticket) or macro_reply(d.ticket), True)
+        while turn is not None:
+            turn = session.step(*choose(session.decision, 0)).turn
+    no_lookup = 0
+    for ticket in closed:
+        macro = macro_reply(ticket)
+        revealed, details = dict(ticket.revealed), dict(ticket.details)
+        ticket.revealed.clear()
+        ticket.details.clear()
+        try:
+            assert macro_reply(ticket) == macro and ticket.customer in macro
+        finally:
+            ticket.revealed.update(revealed)
+            ticket.details.update(details)
+        if not ticket.revealed and ticket.resolvable():
+            no_lookup += 1
+            assert grade_reply(ticket, macro).score >= grade_reply(ticket, documented_reply(ticket)).score - 1e-9
+    assert closed and no_lookup, (len(closed), no_lookup)

@@ -890,7 +890,8 @@ def macro_reply(ticket: Ticket) -> str:
 
 def _documented_sentences(ticket: Ticket, findings: bool = True) -> list[str]:
     """:func:`documented_reply`'s sentences (the greeting first); without ``findings``, the macro's:
-    an apology to every customer, no finding, the shipping action in general words."""
+    an apology to every customer, no finding, the shipping action in general words
+    (:data:`MACRO_SHIPPING`)."""
     slots = ticket.slot_values
     lines = [f"Hi {ticket.customer}," if ticket.customer else "Hello,"]
     if not findings or is_upset(ticket):
@@ -910,13 +911,17 @@ def _documented_sentences(ticket: Ticket, findings: bool = True) -> list[str]:
     for tool in ticket.done:
         if tool == "update_shipping":
             value = found.get("order_status") or found.get("device_state") or ""
-            lines.append(wording.SHIPPING_ACTIONS.get(value, wording.ACTIONS[tool]))
+            lines.append(wording.SHIPPING_ACTIONS.get(value, wording.ACTIONS[tool]) if findings else MACRO_SHIPPING)
         elif tool in wording.ACTIONS:
             lines.append(wording.ACTIONS[tool].format(money=money))
     lines.append("Thank you for your patience, and please reply to this message if there is anything "
                  "else I can do for you.")
     return lines
 
+
+#: The macro's sentence for ``update_shipping``: what was done to the delivery, in the general words a
+#: reply that knows no finding can use (one of the rubric's shipping actions, "updated the delivery").
+MACRO_SHIPPING = "I have updated the delivery with the carrier."
 
 _DOCUMENTED: dict[tuple, ReplyGrade] = {}
 _STATS = [0, 0]  # hits, misses

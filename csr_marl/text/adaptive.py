@@ -18,7 +18,8 @@ It never touches ``ticket.revealed``, ``ticket.details`` or ``ticket.facts``: th
 
 **Search.** Beam search over block sequences: start from the empty reply; each round extends every
 sequence of the beam by one block not yet in it, plays each extension on the *training* seeds (the
-boilerplate agent's steps, then the reply), keeps the ``beam`` best by mean episode score, and stops
+boilerplate agent's steps, then the reply), keeps the ``beam`` best by mean episode score (a tie goes to
+the sequence first in name order), and stops
 after ``rounds`` rounds or when no extension beats the best so far. :func:`search` returns the best
 sequence and its training mean; :func:`play_reply` scores it on held-out seeds beside the suite.
 """

@@ -64,8 +64,6 @@ REPLY_MAX = 0.5  # the rubric's top grade
 #: A ticket's grade when the caller did damage on it (module docstring): the grade's full scale below
 #: doing nothing, as far below as a perfect ticket is above it.
 DAMAGE_GRADE = -1.0
-#: The episode score's range.
-SCORE_RANGE = (DAMAGE_GRADE, 1.0)
 #: Priority credit by distance in levels from the true priority.
 PRIORITY_CREDIT = (1.0, 0.5, 0.0, 0.0)
 _HAND_OVERS = ("escalate_issue", "return_to_resolver")
@@ -80,7 +78,7 @@ class _TicketRecord:
     steps: set[str] = field(default_factory=set)  # work tools the caller used right
     handed_over: str | None = None  # the caller's last hand-over tool
     hand_over_right: bool = False
-    collateral: int = 0  # damaging calls: refunds not owed, wrong or too large; needless specialist work
+    collateral: int = 0  # damaging calls: refunds not owed, to another order or too large; needless specialist work
     closed: bool = False
     resolved: bool = False
     reply: float | None = None  # the grade of the caller's own closing reply (None: not the caller's)
