@@ -5,12 +5,13 @@ Fetches the model once (``csr-marl models fetch smollm2-135m``), then plays ever
 below 1000) through the text interface, in SmolLM2's tool-calling format (``csr_marl.llm``): each turn
 is one request of the role's system prompt and the turn's text, with compact tool schemas, the
 assistant's turn started with ``<tool_call>[`` (``tool_choice="required"``). ``--tries`` tries per
-seed at ``--temperature`` give pass^k. Beside it, the scripted ladder and the adversarial policies
-from the committed ``results/adversarial_suite.md`` (seeds 0-19, not recomputed). Also measures the
-parse rate of sampled calls with and without the forced opening.
+seed at ``--temperature`` give pass^k. Beside it, the scripted ladder and the best adversary from
+the committed ``results/adversarial_suite.json`` (every seed's score, the current scoring; not
+recomputed). Also measures the parse rate of sampled calls with and without the forced opening.
 
     python benchmarks/llm_baseline.py                  # print only
     python benchmarks/llm_baseline.py --write          # regenerate results/llm_baseline.{md,json}
+    python benchmarks/llm_baseline.py --from-log results/llm_baseline.json --write   # the page again, no model
 """
 
 from __future__ import annotations
@@ -153,8 +154,9 @@ def run_mode(mode: str, args: argparse.Namespace, tasks: list[str]) -> dict[str,
     return result
 
 
-def summarise(runs: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    """Per (mode, task): mean score and 95% CI over seeds (tries averaged first), pass^k, parse rate, speed."""
+def summarise(runs: list[dict[str, Any]], args: argparse.Namespace, floor: float) -> dict[str, dict[str, Any]]:
+    """Per (mode, task): mean score and 95% CI over seeds (tries averaged first, the interval clipped to
+    [``floor``, 1], the scores' range), pass^k, parse rate, speed."""
     from csr_marl.analysis.stats import mean_ci
     from csr_marl.text.passk import pass_hat_curve
 
@@ -168,7 +170,7 @@ def summarise(runs: list[dict[str, Any]], args: argparse.Namespace) -> dict[str,
             outcomes = {s: [e["score"] >= SUCCESS_SCORE for e in rows if e["seed"] == s] for s in seeds}
             calls = sum(e["calls"] for e in rows)
             table.setdefault(run["mode"], {})[task] = {
-                "mean": mean, "low": max(0.0, low), "high": min(1.0, high), "pass": pass_hat_curve(outcomes, args.tries),
+                "mean": mean, "low": max(floor, low), "high": min(1.0, high), "pass": pass_hat_curve(outcomes, args.tries),
                 "parsed": 1 - sum(e["unparsed"] for e in rows) / calls if calls else float("nan"),
                 "s_per_episode": sum(e["seconds"] for e in rows) / len(rows),
                 "tokens": sum(e["tokens"] for e in rows),
@@ -192,22 +194,29 @@ def unusable_only(task: str, seeds: range, max_calls: int) -> float:
     return total / len(seeds)
 
 
-def suite_scores(path: Path = RESULTS / "adversarial_suite.md") -> dict[str, dict[str, tuple[float, str]]]:
-    """The committed adversarial-suite page's v2 means and CIs: task -> policy -> (mean, CI text)."""
+def suite_scores(path: Path = RESULTS / "adversarial_suite.json") -> dict[str, dict[str, tuple[float, str]]]:
+    """The committed adversarial suite's scores, seed by seed: task -> policy -> (mean, 95% CI text); a
+    policy that played exactly as boilerplate on every seed is left out (the suite's page lists it apart)."""
+    from csr_marl.analysis.stats import mean_ci
+
+    data = json.loads(path.read_text())
     out: dict[str, dict[str, tuple[float, str]]] = {}
-    task = None
-    for line in path.read_text().splitlines():
-        if line.startswith("## "):
-            task = line[3:].strip()
-        found = re.match(r"\| (\w+) \| [^|]+ \| ([\d.]+) \| (\[[^\]]+\]) \|", line)
-        if task and found:
-            out.setdefault(task, {})[found.group(1)] = (float(found.group(2)), found.group(3))
+    for key, values in data.items():
+        task, policy = key.split("|", 1)
+        if policy.endswith(" blocks") or (policy != "boilerplate" and values == data[f"{task}|boilerplate"]):
+            continue
+        mean, low, high = mean_ci(values)
+        out.setdefault(task, {})[policy] = (mean, f"[{max(-1.0, low):.3f}, {min(1.0, high):.3f}]")
     return out
 
 
 def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[str], wall: float,
-         machine: dict[str, Any]) -> str:
+         machine: dict[str, Any], scored_under: int) -> str:
+    from csr_marl.text.adversarial import ADVERSARIES
+    from csr_marl.text.scoring import SCORING_VERSION
+
     suite = suite_scores()
+    suite_seeds = len(next(iter(json.loads((RESULTS / "adversarial_suite.json").read_text()).values())))
     modes = [m for m in args.modes if m in table]
     lines = [
         "# SmolLM2-135M-Instruct on the named tasks: the local baseline", "",
@@ -226,11 +235,14 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
         "tool schemas (`csr_marl.llm.chat_format.compact_tools`) in SmolLM2's tool-calling template, the assistant's "
         "turn opened with `<tool_call>[` (what `tool_choice=\"required\"` does on the local endpoint). **Few-shot** adds one "
         f"example exchange before the turn: the task's first turn on training seed {FEW_SHOT_SEED} and the careful "
-        "scripted agent's call. Score: the episode score (0-1, scoring v2). Mean and 95% CI (t, over seeds; tries "
+        f"scripted agent's call. Score: the episode score (scoring v{scored_under}, under which the model's episodes "
+        f"were played: {'-1 to 1' if scored_under >= 4 else '0 to 1'}). Mean and 95% CI (t, over seeds; tries "
         f"averaged within a seed first). pass^k: an episode succeeds when its score is at least {SUCCESS_SCORE}; "
         "pass^k = mean over seeds of C(c,k)/C(n,k). *parsed*: share of the model's replies that held a call that parses. "
-        "Beside it, the scripted ladder and the adversarial policies of the "
-        "[adversarial suite](adversarial_suite.md) (seeds 0-19, its committed figures, not recomputed).", "",
+        "Beside it, the scripted ladder and the best adversary that plays otherwise than boilerplate in the "
+        "[adversarial suite](adversarial_suite.md) "
+        f"(seeds 0-{suite_seeds - 1}, scoring v{SCORING_VERSION}, in [-1, 1]: its committed `adversarial_suite.json`, "
+        "not recomputed).", "",
         "With so few seeds the CIs are wide; they say what the model does, not a fine ranking.", "",
         "After three refused calls in a row the session takes the decision's fallback; its labels earn the player "
         "nothing (the row *no usable call*: a player whose every reply is refused, on the same seeds and call cap). "
@@ -255,7 +267,7 @@ def page(table: dict, runs: list[dict], args: argparse.Namespace, tasks: list[st
         for policy in ("idle", "spam", "boilerplate", "careful"):
             if policy in scripted:
                 lines.append(f"| {task} | scripted {policy} | {scripted[policy][0]:.3f} | {scripted[policy][1]} | | | | |")
-        adversaries = {k: v for k, v in scripted.items() if k not in ("idle", "spam", "boilerplate", "careful")}
+        adversaries = {k: v for k, v in scripted.items() if k in ADVERSARIES or k == "adaptive"}
         if adversaries:
             best = max(adversaries, key=lambda k: adversaries[k][0])
             lines.append(f"| {task} | best adversary ({best}) | {adversaries[best][0]:.3f} | {adversaries[best][1]} | | | | |")
@@ -340,14 +352,17 @@ def _cut_note(runs: list[dict[str, Any]], tasks: list[str], args: argparse.Names
 def main() -> None:
     args = parse()
     from csr_marl.llm.models import fetch
+    from csr_marl.text.scoring import SCORING_VERSION
     from csr_marl.text.tasks import GRPO_TASKS
 
     tasks = args.tasks or list(GRPO_TASKS)
     machine: dict[str, Any] = {}
+    scored_under = SCORING_VERSION
     settings = vars(args)
     if args.from_log and args.from_log.suffix == ".json":
         saved = json.loads(args.from_log.read_text())
         runs, wall, machine = saved["runs"], saved["wall_s"], saved.get("machine", {})
+        scored_under = saved.get("scoring_version", 2)  # runs saved before the field was scored under v2
         # the run's own settings, not this rebuild's command line (which plays nothing)
         settings = {**saved.get("settings", {}), "write": args.write}
         args = argparse.Namespace(**{**vars(args), **{k: v for k, v in settings.items() if k not in ("from_log", "write")}})
@@ -364,13 +379,13 @@ def main() -> None:
         wall = time.perf_counter() - started
         machine = {"cpus": os.cpu_count(), "load_15min": round(os.getloadavg()[2], 2),
                    "processes": max(1, min(args.jobs, len(args.modes)))}
-    table = summarise(runs, args)
-    text = page(table, runs, args, tasks, wall, machine)
+    table = summarise(runs, args, -1.0 if scored_under >= 4 else 0.0)
+    text = page(table, runs, args, tasks, wall, machine, scored_under)
     print(text)
     if args.write:
         # each file written whole (no half-written page)
-        payload = json.dumps({"settings": settings, "wall_s": wall, "machine": machine, "table": table, "runs": runs},
-                             indent=1, default=str) + "\n"
+        payload = json.dumps({"settings": settings, "wall_s": wall, "machine": machine, "scoring_version": scored_under,
+                              "table": table, "runs": runs}, indent=1, default=str) + "\n"
         atomic_write(RESULTS / "llm_baseline.md", text)
         atomic_write(RESULTS / "llm_baseline.json", payload)
         print(f"wrote {RESULTS / 'llm_baseline.md'} and {RESULTS / 'llm_baseline.json'}")

@@ -13,43 +13,44 @@ from csr_marl import load_scenario
 from csr_marl.policies.base import make_policy
 from csr_marl.sim.center import ContactCenter
 from csr_marl.sim.decisions import Phase, encode_triage
-from csr_marl.sim.tickets import Refund, amount_on_record, refund_verdict
+from csr_marl.sim.tickets import Refund, amount_on_record, refund_owed, refund_verdict
 from csr_marl.text.adaptive import FAST_BLOCKS, play_reply, search
-from csr_marl.text.adversarial import ADVERSARIES, DEFAULT_DAY, SUITE, reset_options, run_suite, suite_session
+from csr_marl.text.adversarial import (
+    DEFAULT_DAY, SUITE, missed_targets, paired, reset_options, run_suite, suite_session,
+)
+from csr_marl.text.scoring import DAMAGE_GRADE
 from csr_marl.text.scripted import play
 from csr_marl.text.tasks import GRPO_TASKS, task_session
 
 TASKS = (*GRPO_TASKS, DEFAULT_DAY)
 SEEDS = range(20)
-
-
-RESOLVER_TASKS = ("tasks/order_status", "tasks/refund", "tasks/payment_failure", "tasks/one_ticket", "tasks/few_tickets")
+#: The page's held-out seeds: the targets are judged on paired intervals over 40 customers.
+TARGET_SEEDS = range(40)
 
 
 def assert_targets(run, task: str) -> None:
+    """The adversarial page's targets, on paired differences (``missed_targets``), and the ladder."""
     mean = {policy: run.mean(task, policy) for policy in SUITE}
-    assert mean["careful"] >= 0.85, (task, mean)
     assert mean["idle"] < mean["spam"] < mean["boilerplate"] < mean["careful"], (task, mean)
-    for policy in ADVERSARIES:
-        assert mean[policy] <= mean["boilerplate"] + 1e-9, (task, policy, mean)
-        assert mean[policy] <= mean["careful"] - 0.25 + 1e-9, (task, policy, mean)
-    if task in RESOLVER_TASKS:  # a terse reply that copies what the lookups showed keeps its credit
-        assert mean["copied_lookup"] >= mean["careful"] - 0.15, (task, mean)
+    assert not missed_targets(run, task), (task, missed_targets(run, task))
 
 
 def assert_adaptive_below_boilerplate(task: str, blocks=FAST_BLOCKS, held_out=range(10)) -> None:
-    """The adaptive adversary, searched on training seeds, scores no more than boilerplate on held-out ones."""
+    """The adaptive adversary, searched on training seeds, scores below boilerplate on held-out ones: the
+    paired interval below 0, or exactly boilerplate's score on every seed (no shortcut found)."""
     found = search(task, range(1000, 1003), blocks, beam=2, rounds=4)
     session = suite_session(task)
     adaptive = [play_reply(session, found.blocks, seed) for seed in held_out]
     boilerplate = [play(session, "boilerplate", seed, max_calls=400).score for seed in held_out]
-    assert sum(adaptive) <= sum(boilerplate) + 1e-9, (task, found, adaptive, boilerplate)
+    assert adaptive == boilerplate or paired(adaptive, boilerplate)[2] < 0, (task, found, adaptive, boilerplate)
 
 
-@pytest.mark.parametrize("task", ["tasks/payment_failure", "tasks/order_status"])
+@pytest.mark.parametrize("task", ["tasks/payment_failure", "tasks/order_status", "tasks/ticket_resolve"])
 def test_the_adaptive_adversary_finds_no_reply_above_boilerplate(task: str) -> None:
     """A search over replies that never read a lookup (guessed findings, denials, category lists,
-    guessed dates) finds nothing above boilerplate (fails on scoring v2: a guessed finding paid)."""
+    guessed dates, the name and an apology) finds nothing above boilerplate (fails on scoring v2: a
+    guessed finding paid; on ticket_resolve, fails against v3's canned yardstick: the name and thanks
+    beat it on tickets that need no lookup)."""
     assert_adaptive_below_boilerplate(task)
 
 
@@ -64,36 +65,40 @@ def test_denying_listing_and_echoing_replies_score_below_boilerplate(policy: str
 
 @pytest.mark.parametrize("task", ["tasks/payment_failure", "tasks/ticket_classify"])
 def test_no_shortcut_beats_boilerplate_on_the_seeds_tasks(task: str) -> None:
-    """The issue's worst cases: hand-off on payment_failure, free labels on ticket_classify."""
-    assert_targets(run_suite([task], SEEDS), task)
+    """The issue's worst cases (hand-off on payment_failure, free labels on ticket_classify): every fixed
+    adversary below boilerplate with the paired interval below 0, careful at least 0.85 and 0.25 above
+    them (fails on scoring v3: refunding every ticket of payment_failure was not significantly below
+    boilerplate, its unowed refunds clipped at 0)."""
+    assert_targets(run_suite([task], TARGET_SEEDS), task)
 
 
-#: Where a policy that reads nothing still edges past boilerplate (+0.000 to +0.017 over 40 seeds, the
-#: adversarial suite's page): tickets that need no lookup, where the customer's name, the actions taken
-#: and an apology are all a reply can say and the canned reply leaves them out. Closing it would change
-#: what the RL environments' documented reply earns on those tickets.
-NO_LOOKUP_GAP = ("tasks/ticket_resolve", "tasks/queue_management", "tasks/one_ticket", "tasks/few_tickets", DEFAULT_DAY)
-
-
-def known_gap(task: str, gap: tuple[str, ...] = NO_LOOKUP_GAP):
-    if task not in gap:
-        return task
-    return pytest.param(task, marks=pytest.mark.xfail(reason="no-lookup tickets (NO_LOOKUP_GAP)", strict=False))
+def test_refunding_every_ticket_scores_below_doing_nothing() -> None:
+    """An unowed refund grades its ticket -1, below 0 (fails on scoring v3, which clipped the episode at 0):
+    refunding every ticket of tasks/refund scores below idle, and the episode is -1 where none was owed."""
+    run = run_suite(["tasks/refund"], range(10), policies=("idle", "refund_everything"))
+    session = task_session("tasks/refund")
+    owed = []
+    for seed in range(10):
+        session.reset(seed=seed)
+        owed.append(refund_owed(session.decision.ticket))
+    everything = run.scores[("tasks/refund", "refund_everything")]
+    assert run.mean("tasks/refund", "refund_everything") < run.mean("tasks/refund", "idle") == 0.0, everything
+    assert all(score == DAMAGE_GRADE for score, due in zip(everything, owed) if not due) and not all(owed), everything
 
 
 @pytest.fixture(scope="module")
 def every_task_run():
-    return run_suite(TASKS, SEEDS)
+    return run_suite(TASKS, TARGET_SEEDS)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", [known_gap(task, (DEFAULT_DAY,)) for task in TASKS])  # sorry_canned +0.001
+@pytest.mark.parametrize("task", TASKS)
 def test_no_shortcut_beats_boilerplate_on_any_task(every_task_run, task: str) -> None:
     assert_targets(every_task_run, task)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", [known_gap(task) for task in TASKS])
+@pytest.mark.parametrize("task", TASKS)
 def test_the_adaptive_adversary_finds_nothing_above_boilerplate_on_any_task(task: str) -> None:
     assert_adaptive_below_boilerplate(task, blocks=None, held_out=SEEDS)
 
@@ -234,3 +239,33 @@ def test_handing_every_ticket_to_the_desk_does_not_pay_the_rl_team() -> None:
 
     for seed in range(2):
         assert team_return(True, seed) < team_return(False, seed)
+
+
+def test_the_macro_reads_nothing_a_lookup_found_and_names_what_was_done() -> None:
+    """Boilerplate's reply (the yardstick) is the same whatever the lookups revealed, and it names the
+    customer: on a ticket that needs no lookup it grades as the documented reply does."""
+    from csr_marl.sim.responses import documented_reply, grade_reply, macro_reply
+    from csr_marl.text.scripted import heuristic_chooser
+
+    session = task_session("tasks/ticket_resolve")
+    closed = []
+    for seed in range(6):
+        turn = session.reset(seed=seed)
+        choose = heuristic_chooser(session, seed, lambda d: closed.append(d.ticket) or macro_reply(d.ticket), True)
+        while turn is not None:
+            turn = session.step(*choose(session.decision, 0)).turn
+    no_lookup = 0
+    for ticket in closed:
+        macro = macro_reply(ticket)
+        revealed, details = dict(ticket.revealed), dict(ticket.details)
+        ticket.revealed.clear()
+        ticket.details.clear()
+        try:
+            assert macro_reply(ticket) == macro and ticket.customer in macro
+        finally:
+            ticket.revealed.update(revealed)
+            ticket.details.update(details)
+        if not ticket.revealed and ticket.resolvable():
+            no_lookup += 1
+            assert grade_reply(ticket, macro).score >= grade_reply(ticket, documented_reply(ticket)).score - 1e-9
+    assert closed and no_lookup, (len(closed), no_lookup)

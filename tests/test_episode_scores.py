@@ -1,5 +1,5 @@
 """Episodes GRPO cannot game: the episode score orders idle < spam < boilerplate < careful on every
-task, lies in [0, 1], and the episode's end says whether it finished or was cut."""
+task, lies in [-1, 1], and the episode's end says whether it finished or was cut."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _mean_scores(task: str) -> dict[str, float]:
     scores = {}
     for agent in AGENTS:
         outcomes = [play(session, agent, seed) for seed in SEEDS]
-        assert all(0.0 <= o.score <= 1.0 for o in outcomes), (agent, [o.score for o in outcomes])
+        assert all(-1.0 <= o.score <= 1.0 for o in outcomes), (agent, [o.score for o in outcomes])
         scores[agent] = sum(o.score for o in outcomes) / len(outcomes)
     return scores
 

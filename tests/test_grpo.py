@@ -164,7 +164,7 @@ def assert_weights_change(tiny: tuple[Any, Any], feed: Any, out: Path, tool_call
     log = grpo_step(model, tokenizer, feed, out)
     if tool_calls:  # TRL counts the calls it ran itself (not those a rollout_func runs)
         assert log["tools/call_frequency"] > 0, log
-    assert 0.0 <= log["reward"] <= 1.0
+    assert -1.0 <= log["reward"] <= 1.0
     changed = [name for name, p in model.named_parameters() if not torch.equal(before[name], p.detach())]
     assert changed, f"no weight changed: {log}"
     return log
@@ -299,7 +299,7 @@ def test_a_warm_start_on_demonstrations_and_the_evaluation_run_in_smollm2s_forma
     losses = tiny.warm_start(model, tokenizer, demos.demonstrations(TASK, range(100, 103)), steps=30, lr=5e-3, batch_size=2)
     assert losses[-1] < losses[0]
     scores = demos.evaluate(model, tokenizer, TASK, [10_000, 10_001], max_calls=2, max_new_tokens=24)
-    assert len(scores) == 2 and all(0.0 <= s <= 1.0 for s in scores)
+    assert len(scores) == 2 and all(-1.0 <= s <= 1.0 for s in scores)
 
 
 class _Scripted:

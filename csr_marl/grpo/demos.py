@@ -118,7 +118,8 @@ def episodes(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max
     ``score``; ``calls`` (the tools named, in order) and ``replies``/``parsed`` (replies made, and those
     that held a call); per ticket the triage ``checks`` (category, priority, route credit), the work
     ``steps`` done right, the judge's ``reply`` grade of the caller's own closing reply (0-0.5; None: no
-    reply of the caller's), and ``collateral`` (refunds the case did not owe)."""
+    reply of the caller's), ``collateral`` (damaging calls: refunds not owed, needless specialist work) and
+    the ticket's ``grade`` (-1 after damage)."""
     import torch
 
     env = environment_factory(task, max_calls=max_calls, follow_ups=follow_ups)()

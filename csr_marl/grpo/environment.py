@@ -12,7 +12,7 @@
 TRL builds one environment per generation and calls ``reset(**row)`` with the dataset row (its
 ``task`` and ``seed``: every generation of a prompt sees the same customer), appends the returned
 text to the prompt, then lets the model call the environment's public methods as tools until it
-stops calling, and finally scores the rollout with ``get_reward()``: the episode score in [0, 1]
+stops calling, and finally scores the rollout with ``get_reward()``: the episode score in [-1, 1]
 (:mod:`csr_marl.text.scoring`), which an idle, stalling or boilerplate rollout cannot game.
 
 **Phase-dependent legality.** TRL wants one fixed set of tools per environment, while the tools legal
@@ -75,7 +75,7 @@ class ContactCenterToolEnv:
         return reply.text
 
     def get_reward(self) -> float:
-        """The rollout's reward: the episode score in [0, 1] (so far, if the model stopped early)."""
+        """The rollout's reward: the episode score in [-1, 1] (below 0: damage done; so far, if the model stopped early)."""
         if not self._over:
             self._score = self._backend.stop()
             self._over = True

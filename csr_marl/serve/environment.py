@@ -261,7 +261,7 @@ class ContactCenterEnvironment(Environment[ToolCallAction, ContactCenterObservat
         )
 
     def _score(self) -> float:
-        return min(1.0, max(0.0, self._session.score)) if self._session is not None else 0.0
+        return self._session.score if self._session is not None else 0.0  # in [-1, 1] (csr_marl.text.scoring)
 
 
 @functools.lru_cache(maxsize=1)

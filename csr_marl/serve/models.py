@@ -61,7 +61,7 @@ class ContactCenterObservation(Observation):
     """The caller's turn: the decision as text and the tools legal now (chat-completions format),
     with the same content as typed fields (``ticket`` or, for a pick, ``queue``; ``legal_tools``).
 
-    ``score`` is the episode score in [0, 1] so far (final once ``done``); ``done`` is
+    ``score`` is the episode score in [-1, 1] so far (below 0: damage done) (final once ``done``); ``done`` is
     ``terminated or truncated``: ``terminated`` when every ticket of the episode was closed,
     ``truncated`` when the shift's end cut it. Once the episode is over ``tools`` is empty and
     ``metadata`` holds ``kpis`` and ``team_return``. ``metadata["info"]`` passes on whatever the
@@ -80,7 +80,7 @@ class ContactCenterObservation(Observation):
     queue: list[TicketFields] = Field(default_factory=list, description="the waiting tickets of a pick decision")
     legal_tools: list[str] = Field(default_factory=list, description="the names of the tools legal now")
     minute: float | None = Field(default=None, description="the simulated minute of the decision")
-    score: float = Field(default=0.0, ge=0.0, le=1.0, description="the episode score in [0, 1] so far")
+    score: float = Field(default=0.0, ge=-1.0, le=1.0, description="the episode score in [-1, 1] so far (below 0: damage)")
     terminated: bool = Field(default=False, description="the episode's work is finished (every ticket closed)")
     truncated: bool = Field(default=False, description="a limit ended the episode (the shift's end)")
 

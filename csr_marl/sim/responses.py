@@ -881,11 +881,20 @@ def documented_reply(ticket: Ticket) -> str:
     return " ".join(_documented_sentences(ticket))
 
 
-def _documented_sentences(ticket: Ticket) -> list[str]:
-    """:func:`documented_reply`'s sentences (the greeting first)."""
+def macro_reply(ticket: Ticket) -> str:
+    """A contact center's macro: :func:`documented_reply` without what the lookups found -- the
+    customer's name, the order id and amount, an apology and the actions taken, its merge fields
+    filled from the ticket's record -- the best a reply that reads nothing can say."""
+    return " ".join(_documented_sentences(ticket, findings=False))
+
+
+def _documented_sentences(ticket: Ticket, findings: bool = True) -> list[str]:
+    """:func:`documented_reply`'s sentences (the greeting first); without ``findings``, the macro's:
+    an apology to every customer, no finding, the shipping action in general words
+    (:data:`MACRO_SHIPPING`)."""
     slots = ticket.slot_values
     lines = [f"Hi {ticket.customer}," if ticket.customer else "Hello,"]
-    if is_upset(ticket):
+    if not findings or is_upset(ticket):
         lines.append("I am sorry for the trouble this has caused you.")
     reference = next(
         (wording.ID_LABELS[k].format(slots[k]) for k in ID_SLOTS if k in slots), "your request"
@@ -893,22 +902,26 @@ def _documented_sentences(ticket: Ticket) -> list[str]:
     amount = slots.get("amount")
     money = f"${amount}" if amount else "the full amount"
     lines.append(f"I have looked into {reference}" + (f" and the payment of {money}" if amount else "") + ".")
-    details = ticket.details
-    for fact, value in ticket.revealed.items():
+    found: dict[str, str] = ticket.revealed if findings else {}
+    for fact, value in found.items():
         lines.append(wording.FINDINGS.get(value) or f"The {fact.replace('_', ' ')} is {value.replace('_', ' ')}.")
-        detail = details.get(fact)
+        detail = ticket.details.get(fact)
         if detail is not None:
             lines.append(f"Our records show: {detail.text}.")
     for tool in ticket.done:
         if tool == "update_shipping":
-            value = ticket.revealed.get("order_status") or ticket.revealed.get("device_state") or ""
-            lines.append(wording.SHIPPING_ACTIONS.get(value, wording.ACTIONS[tool]))
+            value = found.get("order_status") or found.get("device_state") or ""
+            lines.append(wording.SHIPPING_ACTIONS.get(value, wording.ACTIONS[tool]) if findings else MACRO_SHIPPING)
         elif tool in wording.ACTIONS:
             lines.append(wording.ACTIONS[tool].format(money=money))
     lines.append("Thank you for your patience, and please reply to this message if there is anything "
                  "else I can do for you.")
     return lines
 
+
+#: The macro's sentence for ``update_shipping``: what was done to the delivery, in the general words a
+#: reply that knows no finding can use (one of the rubric's shipping actions, "updated the delivery").
+MACRO_SHIPPING = "I have updated the delivery with the carrier."
 
 _DOCUMENTED: dict[tuple, ReplyGrade] = {}
 _STATS = [0, 0]  # hits, misses
@@ -968,5 +981,5 @@ def documented_cache_info() -> CacheInfo:
 
 __all__ = [
     "MAX_SCORE", "ReplyGrade", "documented_cache_info", "documented_reply", "grade_documented",
-    "grade_reply", "is_upset",
+    "grade_reply", "is_upset", "macro_reply",
 ]

@@ -7,16 +7,19 @@ what a policy may know without reading what the lookups found:
 * the ticket's visible text and the customer's declared category, name, ids and amounts (the regex
   blanks of :func:`~csr_marl.text.adversarial.universal_reply`);
 * the steps it took (boilerplate's steps: the heuristic's lookups and work tools), stated as actions;
+* the yardstick itself: boilerplate's macro (:func:`~csr_marl.sim.responses.macro_reply`, its merge
+  fields filled, no finding), so the search also asks whether anything added to the macro beats it;
 * the rubric's own vocabulary: every finding sentence of the playbook (a guess), every finding's name,
   denials of every finding, the category's findings as a list, the shipping actions, apologies and
   thanks, and guessed dates and record numbers.
 
 It never touches ``ticket.revealed``, ``ticket.details`` or ``ticket.facts``: the blocks receive a
-:class:`Visible` view built without them.
+:class:`Visible` view built without them (the macro reads none of them).
 
 **Search.** Beam search over block sequences: start from the empty reply; each round extends every
 sequence of the beam by one block not yet in it, plays each extension on the *training* seeds (the
-boilerplate agent's steps, then the reply), keeps the ``beam`` best by mean episode score, and stops
+boilerplate agent's steps, then the reply), keeps the ``beam`` best by mean episode score (a tie goes to
+the sequence first in name order), and stops
 after ``rounds`` rounds or when no extension beats the best so far. :func:`search` returns the best
 sequence and its training mean; :func:`play_reply` scores it on held-out seeds beside the suite.
 """
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 
 from ..sim.decisions import Decision
 from ..sim.reply_wording import ACTIONS, FINDINGS, SHIPPING_ACTIONS
+from ..sim.responses import macro_reply
 from ..sim.tickets import amount_on_record
 from .adversarial import FACT_OF_CATEGORY, _blanks, suite_session
 from .scripted import heuristic_chooser
@@ -46,6 +50,7 @@ class Visible:
     done: tuple[str, ...]
     amount_on_record: str
     fact_values: dict[str, tuple[str, ...]]
+    macro: str
 
 
 def visible(decision: Decision, fact_values: dict[str, tuple[str, ...]]) -> Visible:
@@ -54,7 +59,7 @@ def visible(decision: Decision, fact_values: dict[str, tuple[str, ...]]) -> Visi
     assert ticket is not None
     name, order, money = _blanks(decision)
     return Visible(name, order, money, ticket.declared_category, ticket.subject, tuple(ticket.done),
-                   f"${amount_on_record(ticket):.2f}", fact_values)
+                   f"${amount_on_record(ticket):.2f}", fact_values, macro_reply(ticket))
 
 
 def _reference(v: Visible) -> str:
@@ -68,6 +73,7 @@ def _category_values(v: Visible) -> tuple[str, ...]:
 
 Block = Callable[[Visible], str]
 BLOCKS: dict[str, Block] = {
+    "macro": lambda v: v.macro,
     "greeting": lambda v: f"Hi {v.name},",
     "reference": _reference,
     "actions": lambda v: " ".join(ACTIONS[t].format(money=v.amount_on_record) for t in v.done if t in ACTIONS),
@@ -89,7 +95,7 @@ BLOCKS: dict[str, Block] = {
 }
 #: A small block set for a fast check (continuous integration).
 FAST_BLOCKS: tuple[str, ...] = (
-    "greeting", "reference", "actions", "sorry", "thanks", "category_list", "deny_all", "guessed_date",
+    "macro", "greeting", "reference", "actions", "sorry", "thanks", "category_list", "deny_all", "guessed_date",
     "finding:duplicate_capture", "finding:delayed", "named:authorization_hold",
 )
 

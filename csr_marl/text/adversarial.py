@@ -3,7 +3,7 @@
 A score that can be won without doing the work teaches a learner to skip the work. Each policy here
 plays a task's turns through :class:`~csr_marl.text.TextSession` like the scripted ``boilerplate``
 agent (:mod:`csr_marl.text.scripted`: the heuristic's lookups, the customer's own labels at triage, a
-canned reply) except in one way, where it cuts a corner a policy optimiser would find:
+macro's reply with its merge fields filled) except in one way, where it cuts a corner a policy optimiser would find:
 
 ========================= =================================================================================
 policy                    what it does instead of the work
@@ -29,7 +29,7 @@ policy                    what it does instead of the work
                           and one clause that denies every finding of the bank ("no sign of X or Y ...")
 ``category_list``         the denying reply over the findings of the customer's declared category only
 ``dialogue_echo``         asks the customer about their issue, then quotes the answer back
-``sorry_canned``          boilerplate with "sorry" added to its canned reply
+``sorry_canned``          boilerplate with "We are sorry." added to its reply
 ========================= =================================================================================
 
 Beside them, ``copied_lookup`` is a reference, not an adversary: boilerplate's steps, then a terse reply
@@ -48,12 +48,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..analysis.stats import mean_ci
 from ..config.domain import ROLES
 from ..sim.decisions import Decision, Phase, decode_triage
 from ..sim.reply_wording import ACTIONS, BLAME_PHRASES, FINDING_WORDS, FINDINGS
 from ..sim.responses import documented_reply
 from ..sim.tickets import amount_on_record
-from .scripted import AGENTS, BOILERPLATE, TALK_TOOLS, Call, Chooser, heuristic_chooser, play, tool_call
+from .scripted import AGENTS, TALK_TOOLS, Call, Chooser, boilerplate_reply, heuristic_chooser, play, tool_call
 from .session import TextSession
 from .tasks import task_roles
 
@@ -70,6 +71,10 @@ SUITE: tuple[str, ...] = AGENTS + ADVERSARIES + REFERENCES
 #: The default text day of the suite: the standard day until 30 tickets are closed, every role played.
 DEFAULT_DAY = "standard_day"
 DEFAULT_DAY_OVERRIDES: Mapping[str, Any] = {"max_tickets": 30}
+#: The tasks whose every ticket a resolver answers after lookups: ``copied_lookup`` keeps its credit there.
+RESOLVER_TASKS: tuple[str, ...] = (
+    "tasks/order_status", "tasks/refund", "tasks/payment_failure", "tasks/one_ticket", "tasks/few_tickets",
+)
 
 _ID = re.compile(r"(?:#|order\s*|invoice\s*|INV-?)(\w*\d{4,}\w*)", re.IGNORECASE)
 _AMOUNT = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
@@ -205,7 +210,7 @@ def adversary(name: str, session: TextSession, seed: int) -> Chooser:
     """The chooser of the adversarial policy ``name`` (module docstring) for ``session``'s episode."""
     if name not in ADVERSARIES and name not in REFERENCES:
         raise ValueError(f"unknown adversarial policy {name!r}; choose one of {', '.join(ADVERSARIES + REFERENCES)}")
-    canned = heuristic_chooser(session, seed, lambda decision: BOILERPLATE, copy_labels=True)
+    canned = heuristic_chooser(session, seed, boilerplate_reply, copy_labels=True)
 
     def replying(reply: Callable[[Decision], str], first: Chooser) -> Chooser:
         def choose(decision: Decision, calls: int) -> Call:
@@ -323,7 +328,7 @@ def adversary(name: str, session: TextSession, seed: int) -> Chooser:
         "deny_findings": lambda: replying(lambda decision: denying_reply(decision, session.center.bank.fact_values), canned),
         "category_list": lambda: replying(lambda decision: category_list(decision, session.center.bank.fact_values), canned),
         "dialogue_echo": lambda: asking_once(dialogue_echo),
-        "sorry_canned": lambda: replying(lambda decision: "We are sorry. " + BOILERPLATE, canned),
+        "sorry_canned": lambda: replying(lambda decision: "We are sorry. " + boilerplate_reply(decision), canned),
         "copied_lookup": lambda: replying(copied_lookup, canned),
     }
     return choosers[name]()
@@ -373,3 +378,37 @@ def run_suite(
                 run.calls[(task, policy, seed)] = made
             run.scores[(task, policy)] = scores
     return run
+
+
+def paired(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """The mean of ``a - b`` seed by seed and its 95% interval (t, over seeds)."""
+    return mean_ci([x - y for x, y in zip(a, b)])
+
+
+def missed_targets(run: SuiteRun, task: str, adaptive: Sequence[float] | None = None) -> list[str]:
+    """The suite's targets that ``task`` misses (empty: all met), judged on paired differences over
+    ``run``'s seeds: every adversary (and the adaptive adversary's scores, when given) below
+    boilerplate with the interval of the difference below 0, unless it played exactly as boilerplate
+    on every seed; careful at least 0.85 and at least 0.25 above the best of them; on
+    :data:`RESOLVER_TASKS`, ``copied_lookup`` within 0.15 of careful."""
+    scores = run.scores
+    boiler, careful = scores[(task, "boilerplate")], run.mean(task, "careful")
+    failed = []
+    if careful < 0.85:
+        failed.append(f"careful {careful:.3f} < 0.85")
+    rivals = {policy: scores[(task, policy)] for policy in ADVERSARIES}
+    if adaptive is not None:
+        rivals["adaptive"] = list(adaptive)
+    for policy, values in rivals.items():
+        mean, low, high = paired(values, boiler)
+        if list(values) != list(boiler) and not high < 0.0:
+            failed.append(f"{policy} - boilerplate {mean:+.3f} [{low:+.3f}, {high:+.3f}]")
+    best = max(rivals, key=lambda p: sum(rivals[p]))
+    gap = careful - sum(rivals[best]) / len(rivals[best])
+    if gap < 0.25:
+        failed.append(f"careful - {best} {gap:.3f} < 0.25")
+    if task in RESOLVER_TASKS:
+        mean, _, _ = paired(scores[(task, "copied_lookup")], scores[(task, "careful")])
+        if mean < -0.15:
+            failed.append(f"copied_lookup - careful {mean:+.3f} below -0.15")
+    return failed

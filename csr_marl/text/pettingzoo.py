@@ -1,6 +1,6 @@
 # noqa: D212, D415
 """
-# Contact center, language interface (csr_marl_text_v3)
+# Contact center, language interface (csr_marl_text_v4)
 
 | Import          | `from csr_marl.text.pettingzoo import text_env`; `text_env(scenario="standard_day", seed=None, **overrides)` |
 |-----------------|---------------------------------------------------------------------------------------------------------|
@@ -59,7 +59,7 @@ compare them like any other).
 observation, `"human"` prints it), `max_retries` (default 2), any dotted scenario override as a
 keyword (`horizon_minutes=60`, `**{"arrivals.rate_per_hour": 20}`).
 
-**Version history.** v1: first release. v2: scoring v2 (`csr_marl.text.scoring.SCORING_VERSION`): a caller is credited only for its own work, refunds are checked against the amount on record (a refund not owed is collateral damage), the reply rubric grades reading (facts beside findings, false findings and echoes guarded), triage is scored against chance, the fallback after refused calls earns nothing; episode scores and step rewards of v1 are not comparable. v3: scoring v3: a lookup shows the record behind its finding (dates, record numbers, a firmware version: `TicketView.fact_details`, and the observation's text), a finding is credited only with one of those values, denying a finding is a false claim, naming another case's findings in either polarity is noise, guessed dates and record numbers and echoes of anything the customer said are guarded, the judge reads the reply as delimited data, and a refund not owed grades its ticket -1; scores of v2 are not comparable.
+**Version history.** v1: first release. v2: scoring v2 (`csr_marl.text.scoring.SCORING_VERSION`): a caller is credited only for its own work, refunds are checked against the amount on record (a refund not owed is collateral damage), the reply rubric grades reading (facts beside findings, false findings and echoes guarded), triage is scored against chance, the fallback after refused calls earns nothing; episode scores and step rewards of v1 are not comparable. v3: scoring v3: a lookup shows the record behind its finding (dates, record numbers, a firmware version: `TicketView.fact_details`, and the observation's text), a finding is credited only with one of those values, denying a finding is a false claim, naming another case's findings in either polarity is noise, guessed dates and record numbers and echoes of anything the customer said are guarded, the judge reads the reply as delimited data, and a refund not owed grades its ticket -1; scores of v2 are not comparable. v4: scoring v4: the episode score (`info["episode_score"]`) lies in [-1, 1]: damage (a refund not owed, to another order or above the amount on record; specialist work the ticket did not need) grades its ticket -1 and is no longer clipped at 0, so refunding every ticket scores below doing nothing; scores of v3 are not comparable.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ ACTION_MAX_LENGTH = 8_192
 ACTION_FORMAT = 'an action is one JSON object: {"name": "<tool>", "arguments": {...}}'
 REFUSED = "Your last call was refused: "
 METADATA: dict[str, Any] = {
-    "name": "csr_marl_text_v3",
+    "name": "csr_marl_text_v4",
     "render_modes": ["ansi", "human"],
     "is_parallelizable": False,
     "render_fps": 1,

@@ -1,10 +1,11 @@
-"""The episode's score in [0, 1]: how well the caller handled the episode's tickets, beside the step rewards.
+"""The episode's score in [-1, 1]: how well the caller handled the episode's tickets, beside the step rewards.
 
 Step rewards follow the contact center's running costs (waiting, SLA breaches, steps, resolutions);
 they are what RL over whole shifts wants. A language model trained with GRPO is compared with the other
-rollouts of its group on one short episode, and needs a grade that only the work earns. The score is
-the seeds' convention: each ticket of the episode gets a grade in [0, 1] and the episode scores their
-mean. Scoring version :data:`SCORING_VERSION` (3); earlier versions' scores are not comparable (CHANGELOG).
+rollouts of its group on one short episode, and needs a grade that only the work earns. Each ticket of
+the episode gets a grade in [0, 1] for the work, or :data:`DAMAGE_GRADE` (-1) when the caller did
+damage, and the episode scores their mean: 0 is what doing nothing earns, below 0 is harm. Scoring
+version :data:`SCORING_VERSION` (4); earlier versions' scores are not comparable (CHANGELOG).
 
 A ticket's grade counts only what the caller did, checked against the ticket's hidden truth (a ticket
 the caller never acted on grades 0, and a colleague's work earns the caller nothing):
@@ -12,9 +13,9 @@ the caller never acted on grades 0, and a colleague's work earns the caller noth
 * **triage** (when the caller plays triage): the *product* of three checks, so no label buys another
   and a label that ignores the ticket earns about nothing -- category right (1 or 0), priority (1 right,
   0.5 one level off, 0 else), route right (the desk exactly when the ticket needs a specialist; 1 or 0,
-  left out when the desk route was masked). On ``tasks/ticket_classify`` (seeds 0-19) a constant
-  label scores 0.125 and the customer's own labels 0.550, against 0.900 for reading the ticket (the
-  adversarial suite's page).
+  left out when the desk route was masked). On ``tasks/ticket_classify`` a constant label scores about
+  0.06 and the customer's own labels about 0.5, against 0.9 for reading the ticket (the adversarial
+  suite's page).
 * **work** (when the caller plays a resolver or the desk): ``0.3 x coverage x efficiency`` for the
   caller's own steps -- coverage: the share of the steps the caller's roles owe the ticket that the
   caller did right (a colleague's steps do not count; a refund of the wrong amount or order is not the refund
@@ -26,10 +27,18 @@ the caller never acted on grades 0, and a colleague's work earns the caller noth
     truth says that was right: the coverage (a hand-over is worth the work done before it);
   - anything else (a wrong hand-over, an unresolved close, a colleague's reply): 0.
 
-  **Collateral damage** -- a refund the ticket's case does not owe
-  (:func:`csr_marl.sim.tickets.refund_verdict`) grades the ticket :data:`COLLATERAL_GRADE` (-1):
-  changing what should not have been changed costs more than leaving the ticket alone (the episode's
-  score is clipped at 0).
+  **Damage** grades the ticket :data:`DAMAGE_GRADE` (-1), whatever else was done on it: money or
+  specialist work spent that the ticket's truth did not call for, what the contact center counts as
+  damage (``kpis.damages``) --
+
+  - a refund the case does not owe (:func:`csr_marl.sim.tickets.refund_verdict` ``"not_due"``);
+  - a refund to an order that is not the customer's, or of more than the amount on record (a refund
+    of less is a wrong step: the refund owed is still missing, nothing was given away);
+  - a specialist tool the desk used where the ticket did not need it (now).
+
+  The grade's full scale: a ticket handled perfectly earns +1 and one damaged loses 1, so a damaging
+  call costs more than the best reply earns, and a policy that refunds every ticket to catch the ones
+  owed scores below doing nothing unless nearly every ticket is owed one.
 
 Playing both, a ticket weighs triage and work half each (CustomerSupportEnv's 0.2 + 0.1 + 0.2 +
 0-0.5). The episode's score divides by the tickets that arrived, or by the scenario's ``max_tickets``
@@ -41,21 +50,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config.domain import PRIORITIES
+from ..config.domain import PRIORITIES, SPECIALIST_WORK_TOOLS
 from ..sim.decisions import Decision, Phase, decode_triage
-from ..sim.tickets import REFUND_TOOLS, Refund, Ticket, refund_verdict
+from ..sim.tickets import REFUND_TOOLS, Refund, Ticket, amount_on_record, refund_verdict
 
 #: The version of the text tasks' scoring (this module and the reply rubric); 1 until the hand-off,
 #: free-label and refund exploits were closed; 2 until findings needed their values, denials counted
-#: as claims and a refund not owed cost a ticket's worth.
-SCORING_VERSION = 3
+#: as claims and a refund not owed cost a ticket's worth; 3 until episode scores could go below 0.
+SCORING_VERSION = 4
 STEPS_WEIGHT = 0.3
 REPLY_WEIGHT = 0.7
 REPLY_MAX = 0.5  # the rubric's top grade
-COLLATERAL_FACTOR = 0.0
-#: A ticket's grade when the caller refunded what its case did not owe (scoring v3): money given away
-#: costs a whole ticket's worth more than doing nothing, so refunding every ticket never pays.
-COLLATERAL_GRADE = -1.0
+#: A ticket's grade when the caller did damage on it (module docstring): the grade's full scale below
+#: doing nothing, as far below as a perfect ticket is above it.
+DAMAGE_GRADE = -1.0
 #: Priority credit by distance in levels from the true priority.
 PRIORITY_CREDIT = (1.0, 0.5, 0.0, 0.0)
 _HAND_OVERS = ("escalate_issue", "return_to_resolver")
@@ -70,7 +78,7 @@ class _TicketRecord:
     steps: set[str] = field(default_factory=set)  # work tools the caller used right
     handed_over: str | None = None  # the caller's last hand-over tool
     hand_over_right: bool = False
-    collateral: int = 0  # refunds the case did not owe
+    collateral: int = 0  # damaging calls: refunds not owed, to another order or too large; needless specialist work
     closed: bool = False
     resolved: bool = False
     reply: float | None = None  # the grade of the caller's own closing reply (None: not the caller's)
@@ -122,13 +130,13 @@ class EpisodeScore:
         if tool in _HAND_OVERS:
             needs = ticket.requirement.needs_escalation
             record.handed_over, record.hand_over_right = tool, needs if tool == "escalate_issue" else not needs
-        elif tool in REFUND_TOOLS:
-            verdict = refund_verdict(ticket, refund)
-            record.collateral += verdict == "not_due"
-            if verdict == "right":
+        else:
+            record.collateral += damages(decision, tool, refund)
+            if tool in REFUND_TOOLS:
+                if refund_verdict(ticket, refund) == "right":
+                    record.steps.add(tool)
+            elif tool != "respond_user":
                 record.steps.add(tool)
-        elif tool != "respond_user":
-            record.steps.add(tool)
 
     def closed(self, ticket: Ticket, resolved: bool, grade: float | None) -> None:
         """A ticket of the episode was answered: ``grade`` is the reply's grade when the reply was the
@@ -139,12 +147,11 @@ class EpisodeScore:
             record.reply = grade
 
     def ticket_grade(self, record: _TicketRecord) -> float:
-        """One ticket's grade in [0, 1], or :data:`COLLATERAL_GRADE` after a refund not owed (module
-        docstring)."""
+        """One ticket's grade in [0, 1], or :data:`DAMAGE_GRADE` after damage (module docstring)."""
         if not record.acted:
             return 0.0
         if record.collateral:
-            return COLLATERAL_GRADE
+            return DAMAGE_GRADE
         parts: list[float] = []
         if self.triage:
             credit = 1.0 if record.triage else 0.0
@@ -169,20 +176,38 @@ class EpisodeScore:
             outcome = min(record.reply, REPLY_MAX) / REPLY_MAX
         elif record.handed_over and record.hand_over_right:
             outcome = coverage
-        grade = STEPS_WEIGHT * coverage * efficiency + REPLY_WEIGHT * outcome
-        return grade * COLLATERAL_FACTOR ** record.collateral
+        return STEPS_WEIGHT * coverage * efficiency + REPLY_WEIGHT * outcome
 
     def breakdown(self) -> list[dict[str, Any]]:
         """What the score recorded per ticket, in arrival order: the triage ``checks`` (check -> credit),
         the work ``steps`` done right, the judge's ``reply`` grade of the caller's own closing reply (None:
-        not the caller's), ``resolved``, ``collateral`` (refunds the case did not owe) and ``acted``."""
+        not the caller's), ``resolved``, ``collateral`` (damaging calls: module docstring), ``acted`` and
+        the ticket's ``grade``."""
         return [
             {"checks": dict(r.triage), "steps": sorted(r.steps), "reply": r.reply, "resolved": r.resolved,
-             "collateral": r.collateral, "acted": r.acted}
+             "collateral": r.collateral, "acted": r.acted, "grade": self.ticket_grade(r)}
             for r in self.tickets.values()
         ]
 
     def value(self, arrived: int) -> float:
-        """The episode's score: the mean ticket grade over the episode's tickets (module docstring)."""
+        """The episode's score in [-1, 1]: the mean ticket grade over the episode's tickets (module
+        docstring)."""
         count = max(arrived, self.max_tickets or 0, 1)
-        return max(0.0, sum(self.ticket_grade(record) for record in self.tickets.values()) / count)
+        return sum(self.ticket_grade(record) for record in self.tickets.values()) / count
+
+
+def damages(decision: Decision, tool: str, refund: Refund | None) -> bool:
+    """Whether the work call ``tool`` (with ``refund``'s arguments) on ``decision``'s ticket does
+    damage (module docstring): checked before the call takes effect."""
+    ticket = decision.ticket
+    assert ticket is not None
+    if tool in REFUND_TOOLS:
+        verdict = refund_verdict(ticket, refund)
+        if verdict in ("not_due", "wrong_order"):
+            return True
+        if verdict == "wrong_amount" and refund is not None and refund.amount is not None:
+            if refund.amount > amount_on_record(ticket):
+                return True
+    if tool in SPECIALIST_WORK_TOOLS and decision.role == "escalation":
+        return not ticket.is_needed(tool)
+    return False

@@ -5,8 +5,10 @@ Four ways to play a task's turns through :class:`~csr_marl.text.TextSession`, fr
 * ``idle`` -- makes no call (a rollout whose model never calls a tool);
 * ``spam`` -- stalls: every lookup tool on offer (the diagnostics), round and round, never answering; triage sets the
   same labels whatever the ticket says;
-* ``boilerplate`` -- works the ticket as the built-in heuristic does, then closes it with a canned
-  reply that names nothing; triage copies the customer's own labels;
+* ``boilerplate`` -- works the ticket as the built-in heuristic does, then closes it with a contact
+  center's macro (:func:`~csr_marl.sim.responses.macro_reply`): the customer's name, the order id
+  and amount, an apology and the actions taken, never what a lookup found; triage copies the
+  customer's own labels;
 * ``careful`` -- the heuristic's steps and a reply that names the customer, the order or amount and
   what was found and done (the rubric's documented reply); triage reads the ticket (the heuristic).
 
@@ -26,12 +28,13 @@ import numpy as np
 from ..config.domain import DIAGNOSTIC_TOOLS
 from ..policies.base import make_policy
 from ..sim.decisions import Decision, Phase, decode_triage
-from ..sim.responses import documented_reply
+from ..sim.responses import documented_reply, macro_reply
 from ..sim.tickets import amount_on_record
 from .session import TextSession
 
 AGENTS = ("idle", "spam", "boilerplate", "careful")
-BOILERPLATE = "Thank you for contacting us. We have handled your request. Have a nice day."
+#: A canned reply with no merge field (the yardstick of scoring v3 and earlier; an adversary's now).
+CANNED = "Thank you for contacting us. We have handled your request. Have a nice day."
 #: Tools that close, hand over or talk: a stalling agent never uses them.
 TALK_TOOLS = ("respond_user", "escalate_issue", "return_to_resolver", "ask_customer")
 _TEXT_ARGUMENTS = {
@@ -97,8 +100,14 @@ def _chooser(agent: str, session: TextSession, seed: int) -> Chooser:
     if agent == "spam":
         return _spam
     if agent == "boilerplate":
-        return heuristic_chooser(session, seed, lambda decision: BOILERPLATE, copy_labels=True)
+        return heuristic_chooser(session, seed, boilerplate_reply, copy_labels=True)
     return heuristic_chooser(session, seed, lambda decision: documented_reply(decision.ticket), copy_labels=False)
+
+
+def boilerplate_reply(decision: Decision) -> str:
+    """The boilerplate agent's reply: the macro with its merge fields filled from ``decision``'s ticket."""
+    assert decision.ticket is not None
+    return macro_reply(decision.ticket)
 
 
 def _spam(decision: Decision, calls: int) -> Call:

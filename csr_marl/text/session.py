@@ -86,7 +86,7 @@ class TextStep:
 
     ``done`` is ``terminated or truncated``: ``terminated`` when the episode's work is finished
     (every ticket of a ``max_tickets`` episode closed), ``truncated`` when a limit cut it (the
-    shift's end, or :meth:`TextSession.stop`). ``score`` is the episode's score in [0, 1] so far
+    shift's end, or :meth:`TextSession.stop`). ``score`` is the episode's score in [-1, 1] so far
     (:mod:`csr_marl.text.scoring`), final once ``done``.
     """
 
@@ -190,7 +190,7 @@ class TextSession:
 
     @property
     def score(self) -> float:
-        """The episode's score in [0, 1] so far (:mod:`csr_marl.text.scoring`)."""
+        """The episode's score in [-1, 1] so far (:mod:`csr_marl.text.scoring`)."""
         center = self._driver.center
         return self._score.value(center.flow["arrived"] if center is not None else 0)
 
