@@ -261,6 +261,15 @@ def test_token_buckets_allow_a_burst_then_the_rate() -> None:
     assert buckets.take("c", now=0.0) == pytest.approx(4.0)  # and is paid in full before the next request
 
 
+def test_reservations_queue_in_turn_and_stop_at_the_longest_wait() -> None:
+    """Newcomers reserve from one shared bucket: each waits for those before it, none past ``longest``."""
+    buckets = TokenBuckets(rate=2.0, burst=2)
+    waits = [buckets.reserve("newcomers", longest=1.0, now=0.0) for _ in range(6)]
+    assert waits == pytest.approx([0.0, 0.0, 0.5, 1.0, 1.5, 1.5])  # the last two over the longest: nothing taken
+    assert buckets.reserve("newcomers", longest=1.0, now=1.0) == pytest.approx(0.5)  # a second refilled the two in debt
+    assert not buckets.knows("someone") and buckets.knows("newcomers")
+
+
 def test_a_reset_costs_more_of_the_rate_than_a_step() -> None:
     from csr_marl.serve.guard import RESET_COST
 
