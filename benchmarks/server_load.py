@@ -282,8 +282,7 @@ def hoarding(url: str, address: dict[str, str], index: int, stop: Any, counts: A
                 ws.close()
                 break
             except TimeoutError:
-                held.append(ws)  # nothing said: the session is ours
-                hoarded(counts, +1)
+                held.append(ws)  # nothing said: the session is ours (unless a late refusal comes: counted below)
             except ConnectionClosed:
                 break
         stop.wait(1.0)
@@ -303,19 +302,21 @@ def hoarding(url: str, address: dict[str, str], index: int, stop: Any, counts: A
                 alive.append(ws)
             except ConnectionClosed:
                 ws.close()
-                hoarded(counts, -1)
         held = alive
+        hoarded(counts, index, len(held))
     for ws in held:
         ws.close()
 
 
-HOARDED = threading.Lock()
+HOARDED: dict[int, int] = {}  # sessions each hoarding thread still holds, a second after opening them
+HOARDED_LOCK = threading.Lock()
 
 
-def hoarded(counts: Any, change: int) -> None:
-    """Count the sessions the hoarders hold now and at most (their threads share one process)."""
-    with HOARDED:
-        counts["sessions_held"] += change
+def hoarded(counts: Any, index: int, holding: int) -> None:
+    """Count the sessions all hoarders hold now and at most (their threads share one process)."""
+    with HOARDED_LOCK:
+        HOARDED[index] = holding
+        counts["sessions_held"] = sum(HOARDED.values())
         counts["sessions_held_peak"] = max(counts["sessions_held_peak"], counts["sessions_held"])
 
 
@@ -567,6 +568,7 @@ def page(args: argparse.Namespace, runs: list[dict[str, Any]], memory: list[dict
     targets = "\n".join(f"| {mode} | {', '.join(MODES[mode])} | {percentile(pooled[mode], 0.99):.1f} | **{ratios[mode]:.2f}x** | "
                         f"{percentile(pooled[mode], 0.5) / calm_median:.2f}x | {'met' if ratios[mode] <= 2.0 else 'NOT met'} |"
                         for mode in modes)
+    hoard_errors = sum(len(r["errors"]) for r in runs if r["mode"] == "hoarding_one")
     held: dict[str, int] = {}  # the most sessions the hoarders held at once, per mode
     for r in runs:
         held[r["mode"]] = max(held.get(r["mode"], 0), r["hostile_requests"].get("sessions_held_peak", 0))
@@ -610,14 +612,16 @@ leave fewer than 1% of steps queued, and then a p99 below the calm one.
 |---|---|---|---|---|---|
 {targets}
 
-In `hoarding` the 8 hostile addresses held at most {held.get("hoarding", "?")} sessions at once (8 each: every place
-of the server); the well-behaved clients connect {RECLAIM_SECONDS + 3:.0f} s later, past the 30 s after which a full
-server closes the session longest without work to make room (a newcomer in the first 30 s of such a
-hoard is refused, and retries). In `hoarding_one` one address, hoarding from {args.hostile} threads, held at most
-{held.get("hoarding_one", "?")} sessions (its per-client cap), and the well-behaved clients, connecting 2 s later, met
-{sum(len(r["errors"]) for r in runs if r["mode"] == "hoarding_one")} errors (a refused session would be one: the client does not retry). In `addresses` each address stays under its own rate; what keeps the others' steps
-quick is the fair turns, in which a reset weighs ten steps. In `one_step` no address is ever seen twice
-in a while, so all of them share the one bucket of addresses not seen lately (50 calls a second).
+In `hoarding` the 8 hostile addresses held at most {held.get("hoarding", "?")} sessions at once (8 each, every
+place of the server; counted by the hoarders a second after opening them); the well-behaved clients
+connect {RECLAIM_SECONDS + 3:.0f} s later, past the 30 s after which a full server closes the session longest
+without work to make room (a newcomer in the first 30 s of such a hoard is refused, and retries).
+In `hoarding_one` one address, hoarding from {args.hostile} threads, held at most {held.get("hoarding_one", "?")} sessions (its
+per-client cap); the well-behaved clients, connecting 2 s later, met {hoard_errors} errors (a refused
+session would be one: the client does not retry). In `addresses` each address stays under its own
+rate; what keeps the others' steps quick is the fair turns, in which a reset weighs ten steps. In
+`one_step` no address is seen twice in a while, so all of them share the one bucket of addresses not
+seen lately (50 calls a second).
 
 Errors of the well-behaved clients: **{errors}** (target 0); server RSS at most **{peak:.0f} MB** (bounded by
 the session cap and the frame limit). Verdict: {verdict}.
