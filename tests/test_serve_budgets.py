@@ -90,6 +90,7 @@ idle_server = server_fixture("idle", ["--idle-seconds", "3"])
 rate_server = server_fixture("rate", ["--rate-per-second", "0.2", "--rate-burst", "2"])
 token_server = server_fixture("token", ["--auth-token", TOKEN, "--rate-per-second", "1", "--rate-burst", "2"], token=TOKEN)
 text_server = server_fixture("text", [])
+newcomer_server = server_fixture("newcomers", ["--rate-per-second", "0.1", "--rate-burst", "2", "--max-sessions", "1"])
 
 
 # --- sessions per client ------------------------------------------------------------------------
@@ -204,6 +205,30 @@ def test_a_token_has_its_own_rate_by_default(token_server: Served) -> None:
         statuses = [client.get(f"{token_server.url}/health", headers={**headers, **forwarded(f"198.51.100.{i}")}).status_code
                     for i in range(1, 41)]
     assert statuses[:2] == [200, 200] and statuses.count(429) >= 20
+
+
+def test_many_fresh_addresses_share_one_clients_rate(newcomer_server: Served) -> None:
+    """Each address had its own full burst, so one call from each of many addresses was never limited.
+    Now addresses not seen lately share one client's bucket: past its burst, a newcomer waits its turn
+    (at most 5 s) or, as here where the wait would be 10 s, gets 429. A client already seen keeps its own."""
+    with httpx.Client(timeout=30) as client:
+        statuses = [client.get(f"{newcomer_server.url}/health", headers=forwarded(f"198.18.7.{i}")).status_code
+                    for i in range(1, 7)]
+        assert statuses == [200, 200, 429, 429, 429, 429]
+        assert client.get(f"{newcomer_server.url}/health", headers=forwarded("198.18.7.1")).status_code == 200
+
+
+def test_a_stateless_step_needs_no_place(newcomer_server: Served) -> None:
+    """A stateless ``POST /step`` has no day running (its environment is thrown away), so its answer is
+    given at once: it took a place, a turn and a thread, and got 503 from a full server. The one place
+    here is held by a WebSocket session (from this machine: no rate applies)."""
+    with open_ws(newcomer_server) as ws:
+        assert ask(ws, {"type": "state"})["type"] == "state"
+        step = {"action": {"tool": "respond_user", "arguments": {"message": "hello"}}}
+        answer = httpx.post(f"{newcomer_server.url}/step", json=step, timeout=30)
+        reset = httpx.post(f"{newcomer_server.url}/reset", json={"seed": 0}, timeout=30)
+    assert answer.status_code == 200 and "no day is running" in answer.json()["observation"]["error"], answer.text
+    assert reset.status_code == 503  # a reset builds a day: it needs a place
 
 
 # --- text the server cannot choke on, and short refusals ----------------------------------------

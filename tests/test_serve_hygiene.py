@@ -101,11 +101,7 @@ def test_a_slowloris_from_another_address_is_shed_while_this_one_is_answered(ser
     """40 half-sent sockets from 127.0.0.2, another client with its own cap of 8, as an attacker on
     another machine would be: every one is closed by the server (past the cap unread, after a hold),
     and 127.0.0.1 is answered meanwhile. Bounded: 40 sockets, loopback only, a few seconds."""
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.2", 0))
-        except OSError as exc:  # e.g. macOS configures only 127.0.0.1
-            pytest.skip(f"no second loopback address here: {exc}")
+    _need_second_loopback()
     port = int(server.url.rsplit(":", 1)[1])
     sockets = []
     try:
@@ -162,6 +158,75 @@ def test_an_address_at_its_cap_gives_way_once_per_interval(monkeypatch: pytest.M
     assert book.admit(Stalled(), "127.0.0.2") and second.closed
 
 
+def test_connections_past_the_cap_never_reach_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """40 half-sent sockets from 127.0.0.2 against a cap of 4: the listening socket turns away those
+    past the cap as it accepts them, so the server sets up (a transport, a protocol) only the 4 and
+    the one stalled connection it gives up; the refused ones are held, not closed and reopened at
+    once. The server runs in this process, so the protocols it makes can be counted."""
+    import asyncio
+    import threading
+
+    from csr_marl.serve import connections
+    from csr_marl.serve.app import create_server_app, guarded_server
+    from csr_marl.serve.guard import ServerLimits
+
+    _need_second_loopback()
+    monkeypatch.setattr(connections, "GIVE_WAY_SECONDS", 3600.0)  # the address gives up one stalled connection, no more
+    made: list[object] = []
+    connection_made = connections.GuardedH11Protocol.connection_made
+
+    def counted(protocol: connections.GuardedH11Protocol, transport: object) -> None:
+        made.append(protocol)
+        connection_made(protocol, transport)
+
+    monkeypatch.setattr(connections.GuardedH11Protocol, "connection_made", counted)
+    limits = ServerLimits(max_connections_per_client=4, request_read_seconds=60)
+    server, listeners = guarded_server(create_server_app("tasks/resolve", limits=limits), "127.0.0.1", 0, "warning")
+    port = listeners[0].getsockname()[1]
+    thread = threading.Thread(target=asyncio.run, args=(server.serve(sockets=listeners),), daemon=True)
+    thread.start()
+    sockets = []
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+        for _ in range(40):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=("127.0.0.2", 0))
+            sock.sendall(b"GET /health HTT")
+            sockets.append(sock)
+        while len(made) + listeners[0].refused < 40:  # every socket accepted, one way or the other
+            assert time.monotonic() < deadline, (len(made), listeners[0].refused)
+            time.sleep(0.05)
+        assert len(made) <= 5 and listeners[0].refused >= 35, (len(made), listeners[0].refused)
+        time.sleep(2.0)  # past the old 1 s hold: the refused are still held for the 60 s read time
+        closed = sum(_closed_now(sock) for sock in sockets)
+        assert closed <= 1, closed  # at most the stalled one given up for a newcomer
+    finally:
+        for sock in sockets:
+            sock.close()
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+def _need_second_loopback() -> None:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.2", 0))
+        except OSError as exc:  # e.g. macOS configures only 127.0.0.1
+            pytest.skip(f"no second loopback address here: {exc}")
+
+
+def _closed_now(sock: socket.socket) -> bool:
+    sock.setblocking(False)
+    try:
+        return sock.recv(1024) == b""
+    except BlockingIOError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
 def _closed_by_server(sock: socket.socket) -> bool:
     try:
         return sock.recv(1024) == b""
@@ -194,6 +259,15 @@ def test_token_buckets_allow_a_burst_then_the_rate() -> None:
     assert buckets.take("a", now=0.5) == 0.0
     assert buckets.take("c", now=0.0, cost=10) == 0.0  # a cost over the burst goes through from a full bucket
     assert buckets.take("c", now=0.0) == pytest.approx(4.0)  # and is paid in full before the next request
+
+
+def test_reservations_queue_in_turn_and_stop_at_the_longest_wait() -> None:
+    """Newcomers reserve from one shared bucket: each waits for those before it, none past ``longest``."""
+    buckets = TokenBuckets(rate=2.0, burst=2)
+    waits = [buckets.reserve("newcomers", longest=1.0, now=0.0) for _ in range(6)]
+    assert waits == pytest.approx([0.0, 0.0, 0.5, 1.0, 1.5, 1.5])  # the last two over the longest: nothing taken
+    assert buckets.reserve("newcomers", longest=1.0, now=1.0) == pytest.approx(0.5)  # a second refilled the two in debt
+    assert not buckets.knows("someone") and buckets.knows("newcomers")
 
 
 def test_a_reset_costs_more_of_the_rate_than_a_step() -> None:

@@ -31,6 +31,7 @@ from .clients import TrustedProxies  # noqa: E402
 from .connections import guarded_protocol, quiet_floods, raise_open_file_limit  # noqa: E402
 from .environment import Colleagues, ContactCenterEnvironment, SessionDefaults, SessionOptionError  # noqa: E402
 from .guard import SERVER_STOPPING, RequestGuard, ServerLimits, short  # noqa: E402
+from .listener import GuardedListener, listening_sockets  # noqa: E402
 from .models import ContactCenterObservation, ContactCenterState, ToolCallAction  # noqa: E402
 from .routes import install  # noqa: E402
 
@@ -93,20 +94,8 @@ def run_server(app: "FastAPI", host: str = "127.0.0.1", port: int = 8000, log_le
     trusted proxy); ``X-Forwarded-For`` is read from ``trusted_proxies`` only; a flood of socket errors is logged once
     per condition every 10 s, without tracebacks; open connections get 2 s to close after the signal.
     """
-    import uvicorn
-
-    limits: ServerLimits = getattr(app.state, "limits", ServerLimits())
-    proxies = TrustedProxies(limits.trusted_proxies)
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, ws_max_size=limits.max_message_bytes,
-        timeout_graceful_shutdown=2, ws_ping_interval=20.0, ws_ping_timeout=20.0,
-        http=guarded_protocol(limits.request_read_seconds, limits.max_connections_per_client, proxies, limits.rate_loopback),
-        timeout_keep_alive=5,
-        # X-Forwarded-For names the client only on connections from a trusted proxy; from anyone else it is ignored
-        proxy_headers=bool(proxies.spec), forwarded_allow_ips=proxies.spec or None,
-    )
+    server, sockets = guarded_server(app, host, port, log_level)
     raise_open_file_limit()
-    server = uvicorn.Server(config)
     stop = server.handle_exit
 
     def handle_exit(sig: int, frame: Any) -> None:
@@ -118,4 +107,25 @@ def run_server(app: "FastAPI", host: str = "127.0.0.1", port: int = 8000, log_le
     # Sessions run in threads: a 1 ms switch interval (not 5) lets a short step in between a long one's slices.
     sys.setswitchinterval(0.001)
     quiet_floods()  # after uvicorn's logging setup (in run), its loggers exist: filter them now
-    server.run()
+    server.run(sockets=sockets)
+
+
+def guarded_server(app: "FastAPI", host: str, port: int, log_level: str = "info") -> tuple[Any, list[GuardedListener]]:
+    """The uvicorn server for ``app`` under its limits, and its bound sockets (``server.run(sockets=...)``).
+
+    The sockets refuse, as they accept, connections past their address's cap (:mod:`.listener`): a
+    flood of them costs the event loop no transport, task or protocol. Raises ``OSError`` if the
+    address cannot be bound.
+    """
+    import uvicorn
+
+    limits: ServerLimits = getattr(app.state, "limits", ServerLimits())
+    proxies = TrustedProxies(limits.trusted_proxies)
+    protocol = guarded_protocol(limits.request_read_seconds, limits.max_connections_per_client, proxies, limits.rate_loopback)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, ws_max_size=limits.max_message_bytes,
+        timeout_graceful_shutdown=2, ws_ping_interval=20.0, ws_ping_timeout=20.0, http=protocol, timeout_keep_alive=5,
+        # X-Forwarded-For names the client only on connections from a trusted proxy; from anyone else it is ignored
+        proxy_headers=bool(proxies.spec), forwarded_allow_ips=proxies.spec or None,
+    )
+    return uvicorn.Server(config), listening_sockets(host, port, protocol.book, proxies)

@@ -54,13 +54,14 @@ class TrustedProxies:
     def __init__(self, spec: str) -> None:
         self.spec = ",".join(part.strip() for part in spec.split(",") if part.strip())
         self.everyone = self.spec == "*"
-        self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+        networks = []
         if not self.everyone:
             for part in filter(None, self.spec.split(",")):
                 try:
-                    self.networks.append(ipaddress.ip_network(part, strict=False))
+                    networks.append(ipaddress.ip_network(part, strict=False))
                 except ValueError:
                     raise ValueError(f"trusted-proxies {part!r}: use IP addresses or networks (10.0.0.0/8), comma-separated, or *") from None
+        self.networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = tuple(networks)
 
     def trusts(self, address: str | None) -> bool:
         """Whether a connection from ``address`` may name its client in ``X-Forwarded-For``."""
@@ -68,8 +69,13 @@ class TrustedProxies:
             return True
         if not address or not self.networks:
             return False
-        try:
-            ip = ipaddress.ip_address(address)
-        except ValueError:
-            return False
-        return any(ip in network for network in self.networks)
+        return _within(address, self.networks)
+
+
+@lru_cache(maxsize=65_536)  # asked for every connection: an address is parsed once
+def _within(address: str, networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in networks)

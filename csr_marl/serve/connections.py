@@ -6,11 +6,11 @@ address, and logs that say a condition once instead of a traceback per socket.
   the connection is closed (a half-sent request holds a socket for seconds, not forever); and an
   address with ``max_connections_per_client`` open connections gets a new one only by giving up its
   oldest connection that has not sent a whole request (else the new one is closed at once), and then
-  none for :data:`GIVE_WAY_SECONDS`. A connection the cap refuses gets none of uvicorn's
-  per-connection setup, parsing, timer or log record: it is held unread for
-  :data:`HOLD_REFUSED_SECONDS` and then closed (at most :data:`MAX_HELD_REFUSED` held in all; past that,
-  closed at once), so a slowloris that reopens what is closed reopens about its socket count a second,
-  not as many as the machine can make.
+  none for :data:`GIVE_WAY_SECONDS`. A connection the cap refuses is turned away by the listening
+  socket as it is accepted (:mod:`.listener`), before the event loop gives it a transport, a task or a
+  protocol: it is held unread for as long as a request may take to arrive (``request_read_seconds``)
+  and then closed (at most :data:`MAX_HELD_REFUSED` held in all; past that, closed at once), so a
+  slowloris that reopens what is closed reopens about a tenth of its socket count a second.
   The cap counts the socket's own peer address (every address, loopback ones included: only the
   rate limit exempts clients on this machine; an IPv6 address by its /64), not ``X-Forwarded-For``,
   except a trusted proxy's: its connections carry many clients (the proxy caps each one's, and the
@@ -27,7 +27,7 @@ import asyncio
 import logging
 import time
 from collections import defaultdict, deque
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -38,24 +38,48 @@ from .clients import TrustedProxies, client_key, is_loopback
 log = logging.getLogger("csr_marl.serve")
 SILENT_GRACE_SECONDS = 2.0  # a new connection that has sent nothing yet is not evicted before this
 GIVE_WAY_SECONDS = 0.2  # after an address at its cap gives up a stalled connection, it gives up no other for this long
-HOLD_REFUSED_SECONDS = 1.0  # a refused connection is held this long, unread, before it is closed
 MAX_HELD_REFUSED = 4_096  # refused connections held at once (one open file each); past this, closed at once
+PENDING_SECONDS = 5.0  # an accepted connection's place is kept this long for its protocol to claim
 SWEEP_SECONDS = 10.0  # how often closed WebSockets are dropped from every address's count
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+class Pending:
+    """The place of a connection just accepted, until its protocol claims it (at most :data:`PENDING_SECONDS`)."""
+
+    heard = False
+
+    def __init__(self) -> None:
+        self.opened = time.monotonic()
+        self.transport = self
+
+    def is_closing(self) -> bool:
+        return time.monotonic() - self.opened > PENDING_SECONDS
+
+    def reading_request(self) -> bool:
+        return False  # never given up as stalled: it has not been set up yet
 
 
 class ConnectionBook:
     """Open connections per client address, oldest first (one book per server)."""
 
-    def __init__(self, per_client: int) -> None:
+    def __init__(self, per_client: int, hold_seconds: float = 10.0) -> None:
         self.per_client = per_client
+        self.hold_seconds = hold_seconds  # a refused connection is held this long, unread, before it is closed
         self.swept = time.monotonic()
-        self.open: dict[str, list["GuardedH11Protocol"]] = defaultdict(list)
+        self.open: dict[str, list["GuardedH11Protocol | Pending"]] = defaultdict(list)
         self.gave_way: dict[str, float] = {}  # when each address at its cap last gave up a stalled connection
-        self.held: deque[tuple[float, asyncio.Transport]] = deque()  # refused connections, to close when due
+        self.held: deque[tuple[float, Closable]] = deque()  # refused connections, to close when due
         self._sweep: asyncio.TimerHandle | None = None
 
-    def admit(self, protocol: "GuardedH11Protocol", address: str) -> bool:
+    def admit(self, protocol: "GuardedH11Protocol | Pending", address: str) -> bool:
         """Record ``protocol``; past the cap, close the address's oldest stalled request, or refuse.
+
+        The listening socket (:mod:`.listener`) asks as it accepts, with a :class:`Pending` place that
+        the connection's protocol then takes (:meth:`claim`); a refused socket never gets a transport.
 
         Stalled: part of a request came and the rest did not, or nothing came for
         :data:`SILENT_GRACE_SECONDS`. A connection that has just opened is given that long to speak.
@@ -93,15 +117,24 @@ class ConnectionBook:
                 del self.open[address]
                 self.gave_way.pop(address, None)
 
-    def refuse(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
-        """Close a connection the cap refused: unread, after :data:`HOLD_REFUSED_SECONDS` (now if too many wait)."""
+    def claim(self, protocol: "GuardedH11Protocol", address: str) -> bool:
+        """Put ``protocol`` in the place the listener kept for it; False if none was kept."""
+        mine = self.open.get(address, [])
+        for index, held in enumerate(mine):
+            if isinstance(held, Pending):
+                mine[index] = protocol
+                return True
+        return False
+
+    def refuse(self, connection: "Closable", loop: asyncio.AbstractEventLoop) -> None:
+        """Close a connection the cap refused (a socket, a paused transport): unread, after
+        ``hold_seconds``, or at once if :data:`MAX_HELD_REFUSED` already wait."""
         if len(self.held) >= MAX_HELD_REFUSED:
-            transport.close()
+            connection.close()
             return
-        transport.pause_reading()  # nothing it sends is read or parsed
-        self.held.append((time.monotonic() + HOLD_REFUSED_SECONDS, transport))
+        self.held.append((time.monotonic() + self.hold_seconds, connection))
         if self._sweep is None:
-            self._sweep = loop.call_later(HOLD_REFUSED_SECONDS, self._close_due, loop)
+            self._sweep = loop.call_later(self.hold_seconds, self._close_due, loop)
 
     def _close_due(self, loop: asyncio.AbstractEventLoop) -> None:
         self._sweep = None
@@ -143,8 +176,9 @@ class GuardedH11Protocol(H11Protocol):
         peer = get_remote_addr(transport)
         # a trusted proxy speaks for many clients: it is not capped (the proxy caps each client's connections)
         address = client_key(peer[0]) if peer and not self.proxies.trusts(peer[0]) else None
-        if address is not None and not self.book.admit(self, address):
+        if address is not None and not self.book.claim(self, address) and not self.book.admit(self, address):
             self.refused = True  # before uvicorn's setup: no flow control, no entry in its connections, no timer
+            transport.pause_reading()  # nothing it sends is read or parsed
             self.book.refuse(transport, self.loop)
             note("closed new connections past the per-address connection cap")
             return
@@ -209,7 +243,7 @@ def guarded_protocol(request_read_seconds: float, max_connections_per_client: in
                      proxies: TrustedProxies | None = None, count_local: bool = False) -> type[GuardedH11Protocol]:
     """A :class:`GuardedH11Protocol` subclass with these settings and a fresh connection book."""
     return type("ServerH11Protocol", (GuardedH11Protocol,), {
-        "request_read_seconds": request_read_seconds, "book": ConnectionBook(max_connections_per_client),
+        "request_read_seconds": request_read_seconds, "book": ConnectionBook(max_connections_per_client, request_read_seconds),
         "proxies": proxies or TrustedProxies(""), "count_local": count_local,
     })
 

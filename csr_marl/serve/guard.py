@@ -9,8 +9,9 @@
   profile periods, values), refused past ``max_override_entries`` before anything is built.
 - :class:`RequestGuard`: ASGI middleware checking the bearer token on every route and on the
   WebSocket handshake, the per-client and per-token rate limits (429 with ``Retry-After``; a
-  WebSocket handshake is accepted and closed with code 1013 and the wait), and refusing request
-  bodies over the limit before the app reads them.
+  WebSocket handshake is accepted and closed with code 1013 and the wait), one client's rate shared
+  by every address not seen lately (a newcomer waits its turn there, at most
+  :data:`NEWCOMER_WAIT_SECONDS`), and refusing request bodies over the limit before the app reads them.
 
 Sessions per client and the fair share of the server's work are :mod:`.sessions`; who a client is
 (IPv6 by /64, forwarded addresses from trusted proxies only) is :mod:`.clients`.
@@ -48,6 +49,8 @@ _MESSAGE_CHARS = 500  # the longest error line a client is sent
 RESET_COST = 10  # rate-limit tokens a reset takes (a step takes one): it builds and starts a whole day
 BYTES_PER_TOKEN = 1024  # and one more token per this many bytes of a message: reading it is work too
 TOKEN_RATE_FACTOR = 8  # with a bearer token and no --token-rate-per-second: the token's rate is this many clients' worth
+NEWCOMERS = "newcomers"  # the one bucket shared by every address not seen lately
+NEWCOMER_WAIT_SECONDS = 5.0  # a newcomer's request waits at most this long for the newcomers' bucket; past it, 429
 
 
 class ClientError(ValueError):
@@ -210,6 +213,9 @@ class RequestGuard:
             (key, TokenBuckets(rate, limits.rate_burst)) for key, rate in
             (("address", limits.rate_per_second), ("token", limits.token_rate)) if rate > 0
         ]
+        # Addresses not seen lately share one client's rate between them: a fresh address per request
+        # (many addresses, one call each) gets no more of the server than one client.
+        self.newcomers = TokenBuckets(limits.rate_per_second, limits.rate_burst) if limits.rate_per_second > 0 else None
         self.limits = limits
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -226,13 +232,17 @@ class RequestGuard:
                              [(b"www-authenticate", b"Bearer")])
             return
         keys = self._keys(scope, headers)
-        wait = self._wait(keys, RESET_COST if scope.get("path") == "/reset" else 1)
+        cost = RESET_COST if scope.get("path") == "/reset" else 1
+        newcomer = self._newcomer_wait(keys, cost)
+        wait = newcomer if newcomer > NEWCOMER_WAIT_SECONDS else self._wait(keys, cost)
         if wait:
             if kind == "websocket":
                 await self._too_many_ws(receive, send, wait)
             else:
                 await self._too_many(send, wait)
             return
+        if newcomer:
+            await asyncio.sleep(newcomer)  # its place in the newcomers' queue
         if kind == "websocket" and keys:
             receive = self._paced(receive, keys)
         if kind == "http" and scope.get("method") in ("POST", "PUT", "PATCH"):
@@ -266,6 +276,17 @@ class RequestGuard:
         named = {"address": client_key(client[0]) if client else "unknown",
                  "token": headers.get(b"authorization", b"").decode("latin-1")}
         return [(buckets, named[key]) for key, buckets in self.rates]
+
+    def _newcomer_wait(self, keys: list[tuple[TokenBuckets, str]], cost: int) -> float:
+        """For a request from an address without a bucket yet: its wait in the newcomers' bucket (reserved
+        if at most :data:`NEWCOMER_WAIT_SECONDS`); else 0.0."""
+        if self.newcomers is None:
+            return 0.0
+        by_address = self.rates[0][1]  # with a newcomers' bucket, the first is the per-address one
+        address = next((key for buckets, key in keys if buckets is by_address), None)
+        if address is None or by_address.knows(address):
+            return 0.0
+        return self.newcomers.reserve(NEWCOMERS, cost, longest=NEWCOMER_WAIT_SECONDS)
 
     @staticmethod
     def _wait(keys: list[tuple[TokenBuckets, str]], cost: int = 1) -> float:

@@ -41,3 +41,20 @@ class TokenBuckets:
             while len(self._buckets) > self.max_clients:
                 self._buckets.popitem(last=False)
             return wait
+
+    def knows(self, key: str) -> bool:
+        """Whether ``key`` has a bucket: it was seen lately (among the last ``max_clients``)."""
+        with self._lock:
+            return key in self._buckets
+
+    def reserve(self, key: str, cost: float = 1.0, longest: float = 0.0, now: float | None = None) -> float:
+        """Take ``cost`` tokens, into debt if the wait that leaves is at most ``longest`` seconds, and
+        return that wait (0.0: go ahead; else sleep it, the tokens are yours). Past ``longest``, nothing
+        is taken and the wait is returned. Waiters queue in turn: each reservation waits for the last."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            tokens, at = self._buckets.pop(key, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + (now - at) * self.rate)
+            wait = max(0.0, (cost - tokens) / self.rate)
+            self._buckets[key] = (tokens - cost if wait <= longest else tokens, now)
+            return wait

@@ -7,7 +7,8 @@ server needs: one cap shared by WebSocket sessions and HTTP calls, and a share o
 JSON, deep nesting, binary frames, text that is not Unicode are answered with an error, never an
 exception), an idle timeout counted from the last ``reset`` or ``step``, and -- the point of running
 the simulation beside a watch on the connection -- a client that leaves mid-``reset`` stops its work
-and frees its place at once. Error messages are the environment's one-line reasons, or "internal error".
+and frees its place at once. A stateless ``/step`` has no day running (its environment is new): it is
+answered at once, with no place, turn or thread. Error messages are the environment's one-line reasons, or "internal error".
 """
 
 from __future__ import annotations
@@ -223,6 +224,8 @@ async def _stateless(request: Request, factory: Callable[[], ContactCenterEnviro
         call = _call(env, kind, data)
     except ClientError as exc:
         return _refusal(str(exc), 422)
+    if kind == "step":  # a throwaway environment has no day running: the answer needs no place, turn or thread
+        return _answer(kind, call())
     address = request.client.host if request.client else "unknown"
     lease = book.open(client_key(address), exempt=not limits.limits_client(address))
     if isinstance(lease, str):
@@ -246,6 +249,10 @@ async def _stateless(request: Request, factory: Callable[[], ContactCenterEnviro
     finally:
         book.close(lease)
         env.close()
+    return _answer(kind, observation)
+
+
+def _answer(kind: str, observation: Any) -> JSONResponse:
     try:
         return JSONResponse(serialize_observation(observation))
     except (UnicodeEncodeError, ValueError):
