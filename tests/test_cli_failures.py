@@ -77,10 +77,11 @@ def test_a_usage_error_is_one_line_with_exit_2() -> None:
 
 def test_ctrl_c_in_a_sweep_says_what_was_kept_and_how_to_resume(tmp_path: Path) -> None:
     """A real process, interrupted by SIGINT as a terminal's Ctrl-C sends it (to its whole process
-    group, the workers too), once some replications are on disk."""
+    group, the workers too), once some replications are on disk. The sweep is far longer than the test
+    waits (4,000 runs, about a minute): on a busy machine, 400 finished before the test looked again."""
     out = tmp_path / "sweep"
     command = [sys.executable, "-m", "csr_marl", "sweep", "mmc", "--vary", "staffing.resolver=3..4",
-               "--replications", "200", "--set", "horizon_minutes=120", "--workers", "1", "--out", str(out)]
+               "--replications", "2000", "--set", "horizon_minutes=120", "--workers", "1", "--out", str(out)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
     log = out / "replications.csv"
@@ -97,8 +98,8 @@ def test_ctrl_c_in_a_sweep_says_what_was_kept_and_how_to_resume(tmp_path: Path) 
     assert len(lines) == 1, stderr
     (line,) = lines
     on_disk = len(log.read_text().splitlines()) - 1
-    assert 2 <= on_disk < 400
+    assert 2 <= on_disk < 4000
     # the count is the progress reported; a replication written in the instant before Ctrl-C may not be in it
-    assert any(line.startswith(f"interrupted: {kept} of 400 replications kept in {out}") for kept in (on_disk, on_disk - 1)), line
+    assert any(line.startswith(f"interrupted: {kept} of 4000 replications kept in {out}") for kept in (on_disk, on_disk - 1)), line
     assert "rerun the same command to resume" in line and "--out" in line
     assert "Traceback" not in stdout + stderr

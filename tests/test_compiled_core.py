@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import importlib.machinery
 import os
-import shutil
 import subprocess
 import sys
 import venv
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -144,18 +144,44 @@ COMPILED_CHECKS = (
 )
 
 
-@pytest.mark.slow
-def test_the_compiled_core_gives_the_same_results(tmp_path) -> None:
+@dataclass(frozen=True)
+class CompiledInstall:
+    tree: Path  # a copy of the checkout, its core compiled in place
+    python: str  # a fresh environment's Python, the tree installed into it (editable)
+    install: list[str]  # ``pip install -e`` in that environment
+    env: dict[str, str]  # the environment a user's shell has: no PYTHONPATH, no CSR_MARL_USE_MYPYC
+
+
+# Both tests below use one compiled build (the compile takes minutes): with -n, in one process.
+compiled_build = pytest.mark.xdist_group("compiled-build")
+
+
+@pytest.fixture(scope="module")
+def compiled_install(tmp_path_factory: pytest.TempPathFactory) -> CompiledInstall:
+    """``CSR_MARL_USE_MYPYC=1 pip install -e .`` of a copy of the checkout (the build writes into the tree
+    it compiles) into a fresh environment that sees this one's packages: the compiled modules lie beside
+    their sources, so the tree also runs compiled from ``PYTHONPATH``."""
     pytest.importorskip("mypy", reason="the dev extra installs mypy")
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
+    if csr_marl_build.toolchain_problem() is not None:
         pytest.skip("no C compiler: the compiled core cannot be built here")
-    tree = copy_project(tmp_path / "tree")
+    tree = copy_project(tmp_path_factory.mktemp("compiled") / "tree")
     if tree is None:
         pytest.skip("needs git to copy the checkout's files (the build writes into the tree it compiles)")
-    env = {**os.environ, csr_marl_build.USE_MYPYC: "1", "PYTHONPATH": str(tree / "tools")}
-    built = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tree, env=env,
-                           capture_output=True, text=True, timeout=1200)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    home = tree.parent / "venv"
+    venv.create(home, system_site_packages=True, with_pip=False)  # pip and the dependencies: this environment's
+    python = str(home / "bin" / "python")
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", csr_marl_build.USE_MYPYC)}
+    install = [python, "-m", "pip", "--disable-pip-version-check", "-q", "install", "--no-deps", "--no-build-isolation", "-e"]
+    done = subprocess.run([*install, str(tree)], env={**env, csr_marl_build.USE_MYPYC: "1"}, capture_output=True,
+                          text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return CompiledInstall(tree, python, install, env)
+
+
+@pytest.mark.slow
+@compiled_build
+def test_the_compiled_core_gives_the_same_results(compiled_install: CompiledInstall) -> None:
+    tree = compiled_install.tree
     env = {**os.environ, "PYTHONPATH": str(tree)}
     env.pop(csr_marl_build.USE_MYPYC, None)
     which = subprocess.run([sys.executable, "-c", "import csr_marl.sim as s; print(s.COMPILED, s.__file__)"],
@@ -167,23 +193,16 @@ def test_the_compiled_core_gives_the_same_results(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_a_compiled_editable_install_keeps_working_as_extras_come_and_go(tmp_path) -> None:
-    """``CSR_MARL_USE_MYPYC=1 pip install -e .``, then ``pip install -e ".[dev]"`` (a pure rebuild whose
-    editable finder maps ``csr_marl`` alone), then ``pip install -e .`` again: from another folder than
-    the checkout, the compiled core still imports, an env steps and the CLI runs. Every compiled file
-    lies inside the package, so whatever finds ``csr_marl`` finds them."""
-    pytest.importorskip("mypy", reason="the dev extra installs mypy")
-    if csr_marl_build.toolchain_problem() is not None:
-        pytest.skip("no C compiler: the compiled core cannot be built here")
-    tree = copy_project(tmp_path / "tree")
-    if tree is None:
-        pytest.skip("needs git to copy the checkout's files (the build writes into the tree it compiles)")
-    home, elsewhere = tmp_path / "venv", tmp_path / "elsewhere"
-    venv.create(home, system_site_packages=True, with_pip=False)  # pip and the dependencies: this environment's
+@compiled_build
+def test_a_compiled_editable_install_keeps_working_as_extras_come_and_go(compiled_install: CompiledInstall,
+                                                                         tmp_path: Path) -> None:
+    """``CSR_MARL_USE_MYPYC=1 pip install -e .`` (the fixture), then ``pip install -e ".[dev]"`` (a pure
+    rebuild whose editable finder maps ``csr_marl`` alone), then ``pip install -e .`` again: from another
+    folder than the checkout, the compiled core still imports, an env steps and the CLI runs. Every
+    compiled file lies inside the package, so whatever finds ``csr_marl`` finds them."""
+    tree, python, env = compiled_install.tree, compiled_install.python, compiled_install.env
+    elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    python = str(home / "bin" / "python")
-    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", csr_marl_build.USE_MYPYC)}
-    install = [python, "-m", "pip", "--disable-pip-version-check", "-q", "install", "--no-deps", "--no-build-isolation", "-e"]
     check = (
         "import csr_marl, csr_marl.sim as sim\n"
         f"assert csr_marl.__file__.startswith({str(tree)!r}) and sim.COMPILED, (csr_marl.__file__, sim.COMPILED)\n"
@@ -192,9 +211,12 @@ def test_a_compiled_editable_install_keeps_working_as_extras_come_and_go(tmp_pat
         "for _ in range(20):\n"
         "    observations, *_, infos = env.step({a: int(infos[a]['action_mask'].argmax()) for a in env.agents})\n"
     )
-    for step, (target, extra_env) in enumerate([(str(tree), {csr_marl_build.USE_MYPYC: "1"}), (f"{tree}[dev]", {}), (str(tree), {})]):
-        done = subprocess.run([*install, target], env={**env, **extra_env}, capture_output=True, text=True, timeout=1800)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    for step, target in enumerate([None, f"{tree}[dev]", str(tree)]):
+        if target is not None:  # the first install is the fixture's
+            done = subprocess.run([*compiled_install.install, target], env=env, capture_output=True, text=True,
+                                  timeout=1800)
+            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        target = target or f"{tree} with {csr_marl_build.USE_MYPYC}=1"
         ran = subprocess.run([python, "-c", check], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300)
         assert ran.returncode == 0, f"after install {step} ({target}): {ran.stderr[-3000:]}"
         cli = subprocess.run([python, "-m", "csr_marl", "simulate", "standard_day"], cwd=elsewhere, env=env,

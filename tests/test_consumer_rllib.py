@@ -10,23 +10,32 @@ from extras import need
 
 import csr_marl
 
-ray = need("ray", "consumers")
-need("ray.rllib", "consumers")
-from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
-from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv  # noqa: E402
-from ray.tune.registry import register_env  # noqa: E402
-
-from csr_marl.envs.rllib import RLlibEnv  # noqa: E402
-
+# RLlib takes seconds to import: where a test uses it, not when the file is collected (the fast suite
+# skips most of these tests, and each of its processes collects every file). With -n, one process runs
+# them all: one import, one local Ray.
+pytestmark = pytest.mark.xdist_group("rllib")
 SHORT = {"overrides": {"horizon_minutes": 60}}
+
+
+def rllib_env(config: dict):
+    """``csr_marl.envs.rllib.RLlibEnv(config)``, or a skip naming the extra."""
+    need("ray.rllib", "consumers")
+    from csr_marl.envs.rllib import RLlibEnv
+
+    return RLlibEnv(config)
 
 
 @pytest.fixture(scope="module")
 def local_ray():
+    ray = need("ray", "consumers")
+    need("ray.rllib", "consumers")
+    from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv
+    from ray.tune.registry import register_env
+
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     register_env("csr_marl_parallel", lambda config: ParallelPettingZooEnv(csr_marl.parallel_env(**SHORT)))
     register_env("csr_marl_aec", lambda config: PettingZooEnv(csr_marl.env(**SHORT)))
-    register_env("csr_marl_deciding", lambda config: RLlibEnv({**SHORT, **config}))
+    register_env("csr_marl_deciding", lambda config: rllib_env({**SHORT, **config}))
     yield
     ray.shutdown()
 
@@ -34,6 +43,8 @@ def local_ray():
 @pytest.mark.slow
 @pytest.mark.parametrize("env_name", ["csr_marl_parallel", "csr_marl_aec", "csr_marl_deciding"])
 def test_one_ppo_iteration(local_ray, env_name):
+    from ray.rllib.algorithms.ppo import PPOConfig
+
     config = (
         PPOConfig()
         .environment(env_name)
@@ -56,7 +67,7 @@ def test_one_ppo_iteration(local_ray, env_name):
 def test_rllib_env_observes_only_deciding_agents_and_keeps_every_reward():
     import numpy as np
 
-    deciding, plain = RLlibEnv(SHORT), csr_marl.parallel_env(**SHORT)
+    deciding, plain = rllib_env(SHORT), csr_marl.parallel_env(**SHORT)
     observations, infos = deciding.reset(seed=5)
     plain_obs, plain_infos = plain.reset(seed=5)
     rng = np.random.default_rng(5)
@@ -88,11 +99,13 @@ def test_rllib_env_observes_only_deciding_agents_and_keeps_every_reward():
 def test_with_rllib_s_action_masking_module_no_action_is_illegal(local_ray):
     # RLlib's default PPO module ignores masks; its action-masking module reads them from the
     # observation, which RLlibEnv provides with mask_in_observation=True.
+    from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+    from ray.tune.registry import register_env
 
-    register_env("csr_marl_masked", lambda config: RLlibEnv({**SHORT, "mask_in_observation": True}))
+    register_env("csr_marl_masked", lambda config: rllib_env({**SHORT, "mask_in_observation": True}))
     config = (
         PPOConfig()
         .environment("csr_marl_masked")
@@ -107,7 +120,7 @@ def test_with_rllib_s_action_masking_module_no_action_is_illegal(local_ray):
     algo = config.build_algo()
     try:
         algo.train()
-        env = RLlibEnv({**SHORT, "mask_in_observation": True})
+        env = rllib_env({**SHORT, "mask_in_observation": True})
         module = algo.get_module("staff")
         observations, _ = env.reset(seed=1)
         import torch
@@ -129,7 +142,7 @@ def test_with_rllib_s_action_masking_module_no_action_is_illegal(local_ray):
 def test_the_mask_in_the_observation_is_the_info_s():
     import numpy as np
 
-    env = RLlibEnv({**SHORT, "mask_in_observation": True})
+    env = rllib_env({**SHORT, "mask_in_observation": True})
     observations, infos = env.reset(seed=2)
     for agent, observation in observations.items():
         assert env.observation_spaces[agent].contains(observation)

@@ -25,9 +25,8 @@ import pytest
 
 from extras import need, skip_reason
 
-# With -n (pytest-xdist), every test here runs in one process, in page order: a block may read what an
-# earlier block of its page wrote under runs/docs-*, and fresh_outputs clears that folder once.
-pytestmark = pytest.mark.xdist_group("docs")
+# With -n (pytest-xdist), the blocks of a page run in one process, in order (a block may read what an
+# earlier block of its page wrote under runs/docs-*); the pages share out among the processes.
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "hooks" not in p.parts)]
@@ -93,10 +92,19 @@ ALL = [block for page in PAGES for block in blocks(page)]
 RUNNABLE = [block for block in ALL if block.language in RUN_LANGUAGES and block.directive != "not-run"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def fresh_outputs() -> None:
-    """Blocks write under runs/docs-*; a folder left by an older run could hold another study (refused)."""
-    for path in (ROOT / "runs").glob("docs-*"):
+OUTPUT = re.compile(r"\bruns/(docs-[\w.-]+)")
+_fresh: set[Path] = set()  # the pages whose outputs this process cleared
+
+
+def fresh_outputs(page: Path) -> None:
+    """Blocks write under runs/docs-<name>; a folder left by an older run could hold another study
+    (refused). Before a page's first block, the runs/docs-* paths the page names are removed (each
+    page names its own: pages run in different processes)."""
+    if page in _fresh:
+        return
+    _fresh.add(page)
+    for name in set(OUTPUT.findall(page.read_text(encoding="utf-8"))):
+        path = ROOT / "runs" / name
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
         else:
@@ -115,7 +123,9 @@ def test_shell_commands_fit_the_page() -> None:
 
 
 def _param(block: Block):
-    marks = [pytest.mark.slow] if block.directive == "slow" else []
+    marks = [pytest.mark.xdist_group(f"docs:{block.page.relative_to(ROOT)}")]
+    if block.directive == "slow":
+        marks.append(pytest.mark.slow)
     return pytest.param(block, id=block.name, marks=marks)
 
 
@@ -139,6 +149,7 @@ def _environment() -> dict[str, str]:
 
 @pytest.mark.parametrize("block", [_param(b) for b in RUNNABLE])
 def test_code_block_runs(block: Block) -> None:
+    fresh_outputs(block.page)
     if block.language in ("python", "py"):
         _skip_without_extras(block.code, [])
         done = subprocess.run([sys.executable, "-c", block.code], capture_output=True, text=True, timeout=TIMEOUT, env=_environment(), cwd=ROOT)

@@ -27,10 +27,8 @@ from extras import need
 
 ROOT = Path(__file__).resolve().parents[1]
 need("openenv")
-
-from openenv.validation.providers import ExecResult, StartupError  # noqa: E402
-from openenv.validation.runner import run_validation  # noqa: E402
-from openenv.validation.types import Level, ProviderCapability  # noqa: E402
+# openenv.validation (which imports gradio: seconds) is imported where it is used, by the one test,
+# marked slow: the fast suite's processes do not pay for it when they collect this file.
 
 
 def _free_port() -> int:
@@ -59,6 +57,8 @@ class LocalServer:
                 return
             except (urllib.error.URLError, ConnectionError):
                 if self._process.poll() is not None or time.monotonic() > deadline:
+                    from openenv.validation.providers import StartupError
+
                     self.stop()
                     raise StartupError("the local server did not become healthy") from None
                 time.sleep(0.2)
@@ -69,7 +69,9 @@ class LocalServer:
     def logs(self, max_bytes: int = 65536) -> str:
         return self._log.read_text()[-max_bytes:]
 
-    def exec(self, argv: list[str], timeout_s: float) -> ExecResult:
+    def exec(self, argv: list[str], timeout_s: float) -> Any:
+        from openenv.validation.providers import ExecResult
+
         return ExecResult(exit_code=127, stdout="", stderr="exec is not offered by the local provider", duration_s=0.0)
 
     def stop(self) -> None:
@@ -82,12 +84,14 @@ class LocalProcessProvider:
     """The framework's provider protocol over a local process (the runner's Docker step replaced)."""
 
     name = "local-process"
-    capabilities = frozenset({ProviderCapability.IMAGE_BUILD})  # "build" = the working tree as is
     # The manifest declares no-network (the server needs none); a local process does not enforce it,
     # and without the network_policy capability the network checks SKIP.
     supported_network_modes = frozenset({"public", "no-network"})
 
     def __init__(self, log: Path) -> None:
+        from openenv.validation.types import ProviderCapability
+
+        self.capabilities = frozenset({ProviderCapability.IMAGE_BUILD})  # "build" = the working tree as is
         self.log = log
         self.started: list[LocalServer] = []
 
@@ -111,6 +115,9 @@ def source_snapshot(into: Path) -> Path:
 
 @pytest.mark.slow
 def test_runtime_validation_passes_against_a_local_server(tmp_path: Path) -> None:
+    from openenv.validation.runner import run_validation
+    from openenv.validation.types import Level
+
     provider = LocalProcessProvider(tmp_path / "server.log")
     report = run_validation(source_snapshot(tmp_path / "source"), max_level=Level.RUNTIME, provider=provider)
     status = {result.check_id: result.status.value for result in report.results}

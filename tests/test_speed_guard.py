@@ -12,7 +12,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import core_throughput  # noqa: E402
 
 
+def no_collection(monkeypatch: pytest.MonkeyPatch) -> None:
+    # fresh_heap collects garbage before each timed run: a full pass over a test process's heap (with
+    # torch and ray imported, a gigabyte) took seconds each, and the verdict does not depend on it.
+    monkeypatch.setattr(core_throughput, "fresh_heap", lambda run: run())
+
+
 def stub_rates(monkeypatch: pytest.MonkeyPatch, mmc: float, standard_day: float) -> None:
+    no_collection(monkeypatch)
     monkeypatch.setattr(core_throughput, "bare_simpy", lambda n: 100.0)
     monkeypatch.setattr(core_throughput, "ciw_reference", lambda n: 50.0)
     monkeypatch.setattr(core_throughput, "csr_marl_run",
@@ -51,6 +58,7 @@ def test_standard_day_plays_new_shifts_every_round_the_same_for_both_codes(monke
             played.append(("this code", n, seed))
         return 10.0
 
+    no_collection(monkeypatch)
     monkeypatch.setattr(core_throughput, "bare_simpy", lambda n: 100.0)
     monkeypatch.setattr(core_throughput, "ciw_reference", lambda n: 50.0)
     monkeypatch.setattr(core_throughput, "csr_marl_run", this_code)
