@@ -24,7 +24,8 @@ def test_a_rebuild_from_the_json_keeps_the_runs_settings_not_its_own_command_lin
     source.write_text(json.dumps(saved))
     out = tmp_path / "results"
     out.mkdir()
-    shutil.copy(ROOT / "benchmarks" / "results" / "llm_baseline.md", out / "llm_baseline.md")
+    for page in ("llm_baseline.md", "adversarial_suite.json"):  # the page's ladder rows come from the suite's record
+        shutil.copy(ROOT / "benchmarks" / "results" / page, out / page)
     monkeypatch.setattr(llm_baseline, "RESULTS", out)
     monkeypatch.setattr(sys, "argv", ["llm_baseline.py", "--from-log", str(source), "--write", "--jobs", "1"])
     llm_baseline.main()
