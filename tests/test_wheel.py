@@ -26,7 +26,8 @@ from extras import need
 sys.path.insert(0, str(ROOT / "tools"))
 import csr_marl_build  # noqa: E402  (the build backend, from the checkout)
 
-pytestmark = pytest.mark.slow
+# One process builds the wheel once for every test here (a compiled build takes minutes).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
 TESTS = Path(__file__).resolve().parent
 
 
