@@ -30,7 +30,7 @@ from typing import Any, Callable, Final
 import simpy
 from simpy.events import PENDING
 
-from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES, SPECIALIST_TOOLS, SPECIALIST_WORK_TOOLS
+from ..config.domain import FACT_REVEALED_BY, PRIORITIES, RESOLVER_TOOLS, ROLES, SPECIALIST_TOOLS
 from ..config.loading import load_ticket_bank
 from ..config.scenario import Scenario
 from .arrivals import arrival_blocks
@@ -45,7 +45,7 @@ from .random import RandomStreams, Sampler, UniformStream, make_sampler
 from .result import SimulationResult
 from .rewards import Prices, RewardLedger, WaitingMeter
 from .staff import PICK_ACTIONS, Staff, rearmed, schedule, shift_process, staff_process, trigger
-from .tickets import REFUND_TOOLS, Refund, Ticket, TicketFactory, refund_verdict
+from .tickets import REFUND_TOOLS, Refund, Ticket, TicketFactory, damage_of, refund_verdict
 from .work import charge_ticket
 
 
@@ -641,14 +641,13 @@ class ContactCenter:
             refund, ticket.offered = ticket.offered, None
             verdict = refund_verdict(ticket, refund)
             needed = needed and verdict == "right"
-        if verdict == "not_due":
-            self.rewards.add("damage", self.prices.collateral_damage, agent)
-            self.kpis.damage("collateral_damage", ticket)
-        else:
+        damage = None if needed else damage_of(ticket, tool, staff.role, verdict)  # only a needless call harms
+        if damage != "collateral_damage":  # a refund not owed is priced as damage, not as a step
             self.rewards.add("step", w.step_needed if needed else w.step_wasted, agent)
-            if not needed and tool in SPECIALIST_WORK_TOOLS and staff.role == "escalation":
-                self.rewards.add("damage", self.prices.wrong_specialist_work, agent)
-                self.kpis.damage("wrong_specialist_work", ticket)
+        if damage is not None:
+            price = self.prices.collateral_damage if damage == "collateral_damage" else self.prices.wrong_specialist_work
+            self.rewards.add("damage", price, agent)
+            self.kpis.damage(damage, ticket)
         if not needed:
             self.customers.wasted_step(ticket)
         if tool not in ticket.done and not verdict.startswith("wrong"):  # a wrong refund leaves it owed

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final, NamedTuple
 
-from ..config.domain import CATEGORIES, DIAGNOSTIC_TOOLS, PRIORITIES, TIERS, raise_priority
+from ..config.domain import CATEGORIES, DIAGNOSTIC_TOOLS, PRIORITIES, SPECIALIST_WORK_TOOLS, TIERS, raise_priority
 from ..config.scenario import Scenario
 from ..config.tickets import Case, Requirement, Template, TicketBank
 from .random import RandomStreams, UniformStream, cumulative, infinite_sampler, make_sampler
@@ -217,6 +217,18 @@ def refund_verdict(ticket: Ticket, refund: Refund | None) -> str:
             return "wrong_order"
     return "right"
 
+
+
+def damage_of(ticket: Ticket, tool: str, role: str, verdict: str) -> str | None:
+    """The damage a work call does, as the contact center counts it (``kpis.damages``):
+    ``"collateral_damage"`` for a refund the case does not owe, ``"wrong_specialist_work"`` for a
+    specialist work tool the escalation desk used where the ticket did not need it, else None.
+    ``verdict``: the refund's :func:`refund_verdict` (``"right"`` for any other tool)."""
+    if verdict == "not_due":
+        return "collateral_damage"
+    if tool in SPECIALIST_WORK_TOOLS and role == "escalation" and not ticket.is_needed(tool):
+        return "wrong_specialist_work"
+    return None
 
 class TicketFactory:
     """Samples tickets: template by weight, case by weight, tier, text, priority and patience."""

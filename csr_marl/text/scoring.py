@@ -50,9 +50,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config.domain import PRIORITIES, SPECIALIST_WORK_TOOLS
+from ..config.domain import PRIORITIES
 from ..sim.decisions import Decision, Phase, decode_triage
-from ..sim.tickets import REFUND_TOOLS, Refund, Ticket, amount_on_record, refund_verdict
+from ..sim.tickets import REFUND_TOOLS, Refund, Ticket, amount_on_record, damage_of, refund_verdict
 
 #: The version of the text tasks' scoring (this module and the reply rubric); 1 until the hand-off,
 #: free-label and refund exploits were closed; 2 until findings needed their values, denials counted
@@ -198,16 +198,14 @@ class EpisodeScore:
 
 def damages(decision: Decision, tool: str, refund: Refund | None) -> bool:
     """Whether the work call ``tool`` (with ``refund``'s arguments) on ``decision``'s ticket does
-    damage (module docstring): checked before the call takes effect."""
+    damage (module docstring), checked before the call takes effect: what the core counts
+    (:func:`~csr_marl.sim.tickets.damage_of`), and money sent where the caller named it wrongly -- to
+    an order that is not the customer's, or more than the amount on record (the core's built-in and
+    vector agents always refund what is owed, so only a caller that names the order or amount can)."""
     ticket = decision.ticket
     assert ticket is not None
-    if tool in REFUND_TOOLS:
-        verdict = refund_verdict(ticket, refund)
-        if verdict in ("not_due", "wrong_order"):
-            return True
-        if verdict == "wrong_amount" and refund is not None and refund.amount is not None:
-            if refund.amount > amount_on_record(ticket):
-                return True
-    if tool in SPECIALIST_WORK_TOOLS and decision.role == "escalation":
-        return not ticket.is_needed(tool)
-    return False
+    verdict = refund_verdict(ticket, refund) if tool in REFUND_TOOLS else "right"
+    if damage_of(ticket, tool, decision.role, verdict) is not None or verdict == "wrong_order":
+        return True
+    return verdict == "wrong_amount" and refund is not None and refund.amount is not None \
+        and refund.amount > amount_on_record(ticket)
