@@ -8,7 +8,7 @@ import pytest
 
 import csr_marl
 from csr_marl.analysis import servers_for_service_level
-from csr_marl.analysis.intervals import iterative_headcount, service_level_given_counts, sipp_headcounts
+from csr_marl.analysis.intervals import sipp_headcounts
 from csr_marl.whatif import StudyError, parse_targets, search_staffing
 from csr_marl.whatif.interval_planner import plan_intervals
 from csr_marl.whatif.interval_runs import interval_arrival_rates, mean_service_minutes, run_interval_replications, scenario_with_plan
@@ -61,17 +61,6 @@ def test_sipp_matches_erlang_c_at_a_constant_rate() -> None:
     rate, handle, threshold = 2.0, 1.6, 0.5
     expected = servers_for_service_level(rate, handle, threshold, 0.8)
     assert sipp_headcounts([rate, 0.0, rate], handle, threshold, 0.8) == [expected, 0, expected]
-
-
-def test_iterative_rule_with_no_threshold_is_the_delay_probability_rule() -> None:
-    rng = np.random.default_rng(0)
-    counts = rng.poisson(20, 5_000)
-    # Feldman et al.: the least s with P(N >= s) <= alpha, here alpha = 0.2.
-    least = next(s for s in range(100) if np.mean(counts >= s) <= 0.2)
-    assert iterative_headcount(counts, 1.0, 0.0, 0.8, 100) == least
-    assert service_level_given_counts(counts, least, 1.0, 0.0) == pytest.approx(np.mean(counts < least))
-    # A threshold lets an arrival wait a little: never more staff than without one.
-    assert iterative_headcount(counts, 1.0, 0.5, 0.8, 100) <= least
 
 
 def test_plan_is_laid_out_as_shift_changes() -> None:
