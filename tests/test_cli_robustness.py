@@ -52,8 +52,19 @@ def test_the_log_appears_whole_when_the_run_finishes(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["tickets.csv"]
 
 
+def test_an_output_file_in_a_missing_folder_creates_the_folder(tmp_path: Path) -> None:
+    log = tmp_path / "runs" / "today" / "tickets.csv"
+    result = runner.invoke(app, ["simulate", "mmc", "--set", "horizon_minutes=240", "--log", str(log)])
+    assert result.exit_code == 0, result.output
+    assert list(csv.DictReader(log.open()))
+    out = tmp_path / "plans" / "day.yaml"
+    result = runner.invoke(app, ["calibrate", str(Path(__file__).parents[1] / "scenarios/examples/contacts.csv"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text().strip()
+
+
 @pytest.mark.parametrize("command", [
-    ["simulate", "mmc", "--log", "/nonexistent/x.csv"],
+    ["simulate", "mmc", "--log", "{file}/sub/x.csv"],
     ["sweep", "mmc", "--vary", "staffing.resolver=4..5", "--replications", "2", "--out", "{file}/sub"],
     ["baseline", "--scenario", "mmc", "--episodes", "2", "--out", "{file}/sub"],
     ["evaluate", "{file}.pt", "--out", "{file}/sub"],

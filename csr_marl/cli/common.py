@@ -164,8 +164,9 @@ def describe_os_error(error: OSError) -> str:
 
 
 def check_output_file(path: Path, option: str, suffixes: Sequence[str] = (), *, replace: bool = True) -> Path:
-    """Refuse, before any work, an output file that cannot be written (its folder missing or read-only),
-    or, without ``replace``, one that exists already (the caller's ``--force`` replaces it)."""
+    """Refuse, before any work, an output file that cannot be written (a read-only folder, or a file in
+    the way of a folder to create), or, without ``replace``, one that exists already (the caller's
+    ``--force`` replaces it). Missing folders are created when the file is written."""
     path = Path(path)
     if suffixes and path.suffix not in suffixes:
         raise UsageError(f"{option} {path}: use a {' or '.join(suffixes)} file")
@@ -173,7 +174,7 @@ def check_output_file(path: Path, option: str, suffixes: Sequence[str] = (), *, 
         raise UsageError(f"{option} {path}: is a folder, expected a file")
     if not replace and path.exists():
         raise UsageError(f"{option} {path}: exists already; choose a new file, or pass --force to replace it")
-    _probe_folder(path.parent if str(path.parent) else Path("."), f"{option} {path}")
+    _probe_folder(_nearest_existing(path.parent), f"{option} {path}")
     return path
 
 
@@ -182,19 +183,22 @@ def check_output_folder(path: Path, option: str) -> Path:
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{option} {path}: exists and is not a folder")
-    existing = path
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UsageError(f"{option} {path}: {existing} is not a folder")
-    _probe_folder(existing, f"{option} {path}")
+    _probe_folder(_nearest_existing(path), f"{option} {path}")
     return path
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or its nearest ancestor that exists (the folder a missing output folder is made in)."""
+    existing = path if str(path) else Path(".")
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    return existing
 
 
 def _probe_folder(folder: Path, what: str) -> None:
     """Create and delete a file in ``folder``: the only test that also holds for root and full disks."""
     if not folder.is_dir():
-        raise UsageError(f"{what}: the folder {folder} does not exist")
+        raise UsageError(f"{what}: {folder} is not a folder")
     try:
         fd, probe = tempfile.mkstemp(prefix=".csr-marl-probe-", dir=folder)
         os.close(fd)

@@ -491,6 +491,7 @@ class TicketLog:
             path = Path(target)
             if path.suffix not in self.SUFFIXES:
                 raise ValueError(f"ticket log: use a .csv or .jsonl path, got {path.name!r}")
+            path.parent.mkdir(parents=True, exist_ok=True)
             fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             os.fchmod(fd, new_file_mode())  # the log is an ordinary output file, not a secret
             self._target, self._temporary = path, Path(name)

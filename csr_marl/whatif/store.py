@@ -28,9 +28,11 @@ def atomic_write(path: Path, write: Callable[[io.TextIOBase], None] | str | byte
     """Write ``path`` via a temporary file in the same folder and ``os.replace`` (all or nothing).
 
     ``write`` is the text or bytes to store, or a function that writes to the open temporary file.
+    Missing folders on the way to ``path`` are created.
     """
     path = Path(path)
     binary = isinstance(write, bytes)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, new_file_mode())  # mkstemp makes the file private; a written result is not
