@@ -28,6 +28,10 @@ SEEDS = range(20)
 TARGET_SEEDS = range(40)
 
 
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("adversarial")
+
+
 def assert_targets(run, task: str) -> None:
     """The adversarial page's targets, on paired differences (``missed_targets``), and the ladder."""
     mean = {policy: run.mean(task, policy) for policy in SUITE}

@@ -37,6 +37,7 @@ def test_kpi_table_shows_analyst_kpis_and_the_learning_columns_behind_a_flag() -
         assert f"{column} " in full.output and f"{column}:" in full.output  # a row, and its definition
 
 
+@pytest.mark.slow
 def test_an_answer_below_the_offered_load_says_why() -> None:
     answer = search_staffing("standard_day", parse_targets(["sla_attainment>=0.8"]), ["resolver"],
                              overrides={"horizon_minutes": 120}, workers=1, max_replications=10)
@@ -108,6 +109,7 @@ def test_a_misspelt_key_inside_a_distribution_gets_the_nearest_one(tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["typo_day.yaml"]  # nothing written
 
 
+@pytest.mark.slow
 def test_every_table_command_has_json(tmp_path: Path) -> None:
     listed = json.loads(runner.invoke(app, ["scenarios", "--json"]).stdout)
     assert {"name": "standard_day", "opens_at": "08:00"}.items() <= next(s for s in listed if s["name"] == "standard_day").items()

@@ -76,6 +76,7 @@ def test_the_suite_tracks_the_judged_ratios() -> None:
     assert TRACKED <= discovered()
 
 
+@pytest.mark.slow
 def test_the_ratios_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every ratio of the core and the AEC/parallel envs, at a tiny size: a positive, finite number."""
     core, env = suite_module("core"), suite_module("env")

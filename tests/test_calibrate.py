@@ -28,6 +28,10 @@ TRUTH = {
 DAYS = 10
 
 
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("calibrate")
+
+
 def simulated_log(path: Path) -> Path:
     """A contact log of ``DAYS`` simulated days of ``TRUTH``, in the calibrate format."""
     rows = []

@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import csr_marl_build  # noqa: E402  (the build backend, from the checkout)
 
 
+@pytest.mark.slow
 def test_the_core_type_checks_as_mypyc_needs_it(tmp_path) -> None:
     # mypyc refuses to compile code mypy rejects, and a wrong annotation becomes a runtime TypeError
     # in the compiled core: so the sources must type-check, with the flags the build uses.

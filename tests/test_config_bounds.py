@@ -147,6 +147,7 @@ def test_a_full_disk_names_the_file(tmp_path: Path) -> None:
 
 
 # --- agent --timeout bounds a request as a whole ---------------------------------------------------
+@pytest.mark.slow
 def test_agent_timeout_bounds_a_reply_that_trickles(tmp_path: Path) -> None:
     need("openai")
     with ChatServer(lambda body: tool_call("check_payment", {}), trickle=0.5) as server:

@@ -56,6 +56,7 @@ def test_the_schema_refuses_more_entries_than_it_runs(field: str) -> None:
         csr_marl.load_scenario("standard_day", overrides)
 
 
+@pytest.mark.slow
 def test_simulate_with_the_most_shift_changes_finishes(tmp_path: Path) -> None:
     """10,000 shift changes over the day: seconds now (before, the shift lookups made it quadratic,
     and this did not finish in 90 s). The subprocess's bound is a guard, not a timing."""

@@ -69,6 +69,7 @@ def test_registered_with_pettingzoo_s_registry(kind):
 
 
 
+@pytest.mark.slow
 def test_a_vector_env_a_learner_holds_closes_quietly_at_exit():
     # SB3's model holds SuperSuit's vector env, whose __del__ closes the environments while the
     # interpreter exits, after module globals may have been cleared. Judging the episode then must not

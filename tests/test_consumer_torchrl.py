@@ -65,6 +65,7 @@ class MaskedRandomPolicy:
 
 
 @pytest.mark.parametrize("kind", ["aec", "parallel"])
+@pytest.mark.slow
 def test_a_collector_with_a_masked_random_policy(kind):
     env = wrapped(kind)
     policy = MaskedRandomPolicy(list(env.group_map), seed=0)

@@ -127,6 +127,7 @@ def test_two_picks_of_one_ticket_go_to_the_decision_that_fell_due_first():
     assert second.staff.ticket is next_in_line
 
 
+@pytest.mark.slow
 def test_kpis_converge_to_the_aec_envs_as_the_interval_shrinks():
     scn = csr_marl.load_scenario("standard_day", overrides={"horizon_minutes": 120})
     seeds = range(3)

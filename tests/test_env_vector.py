@@ -90,7 +90,7 @@ def test_gymnasium_vector_wrappers_take_it():
         assert episodes > 0
 
 
-@pytest.mark.parametrize("workers", [2, 3])
+@pytest.mark.parametrize("workers", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_task_trajectories_do_not_depend_on_the_number_of_workers(workers):
     with TaskVectorEnv("Resolve-v4", num_envs=3, workers=1, overrides=TINY) as envs:
         one = rollout(envs, 60, seed=11)
@@ -98,6 +98,7 @@ def test_task_trajectories_do_not_depend_on_the_number_of_workers(workers):
         assert_same(one, rollout(envs, 60, seed=11))
 
 
+@pytest.mark.slow
 def test_parallel_copies_equal_plain_parallel_envs_and_any_worker_count():
     steps, seed = 50, 3
     with ParallelVectorEnv(num_envs=3, workers=1, overrides=PARALLEL_TINY) as envs:
@@ -180,6 +181,7 @@ def test_misuse_is_refused_in_the_parent_and_the_workers_go_on():
         TaskVectorEnv("Nope-v1")
 
 
+@pytest.mark.slow
 def test_close_reaps_every_worker():
     envs = TaskVectorEnv("Classify-v4", num_envs=4, workers=2, overrides=TINY)
     envs.reset(seed=0)

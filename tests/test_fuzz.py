@@ -6,6 +6,7 @@ The long profile (>= 2,000 cases) is ``python benchmarks/fuzz_long.py``; both dr
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from fuzz_cases import cases, check_case
@@ -16,5 +17,6 @@ FAST_EXAMPLES = 250
 @settings(max_examples=FAST_EXAMPLES, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases)
+@pytest.mark.slow
 def test_generated_scenarios_keep_every_property(case) -> None:
     check_case(*case)

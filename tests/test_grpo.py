@@ -28,6 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 TASK = "tasks/payment_failure"
 
 
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("grpo")
+
+
 def tool_names(env: ContactCenterToolEnv) -> set[str]:
     return {
         name for name, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
@@ -289,6 +293,7 @@ def test_the_tiny_models_first_calls_keep_a_triages_labels_and_leave_out_message
     assert worked and not any({"message", "reason", "question"} & set(call["arguments"]) for call in worked)
 
 
+@pytest.mark.slow
 def test_a_warm_start_on_demonstrations_and_the_evaluation_run_in_smollm2s_format() -> None:
     need("trl")
     from csr_marl.grpo import demos, tiny

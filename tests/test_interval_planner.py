@@ -58,6 +58,7 @@ def test_control_variates_narrow_the_interval_and_keep_the_mean() -> None:
     assert blind.mean == pytest.approx(plain.mean) and blind.high - blind.low == pytest.approx(plain.high - plain.low)
 
 
+@pytest.mark.slow
 def test_plan_meets_the_target_for_fewer_staff_hours_than_textbook_sipp() -> None:
     overrides = {"horizon_minutes": 120}
     plan = plan_intervals("examples/sinusoidal_day", 0.5, ["resolver"], overrides=overrides, replications=20,

@@ -33,6 +33,10 @@ TOOLS = [{"type": "function", "function": {
 }}]
 
 
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("local_llm")
+
+
 def render(messages: list[dict[str, Any]], tools: Any = None, add_generation_prompt: bool = False,
            template: str = CHAT_TEMPLATE) -> str:
     jinja2 = need("jinja2")

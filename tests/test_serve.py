@@ -28,6 +28,9 @@ from extras import need
 
 need("openenv")
 
+from csr_marl.serve.deps import require_serve_extra  # noqa: E402
+
+require_serve_extra()  # the framework as `csr-marl serve` loads it: without the browser playground's toolkit
 from openenv import GenericEnvClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
@@ -48,6 +51,10 @@ FOLLOW_UP = {  # what a revealed fact calls for (the ticket bank's playbook, as 
     "wrong_address": "update_shipping", "returned_to_sender": "update_shipping", "needs_reset": "reset_account",
     "hardware_fault": "update_shipping",
 }
+
+
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("serve")
 
 
 def scripted_call(text: str, tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:

@@ -31,7 +31,8 @@ from csr_marl.serve.sessions import FairGate  # noqa: E402
 from serve_helpers import Served, running_proxy, running_server  # noqa: E402
 
 TOKEN = "a-test-token-of-enough-length"
-pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning")
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = [pytest.mark.filterwarnings("ignore:connect\\(\\) must be used:DeprecationWarning"), pytest.mark.xdist_group("serve_budgets")]
 MESSAGE_CHARS = 500  # deploy.md: every error a client is sent is one line of at most 500 characters
 
 
@@ -137,6 +138,7 @@ def test_idle_sessions_make_room_when_the_server_is_full(reclaim_server: Served)
             ws.close()
 
 
+@pytest.mark.slow
 def test_a_keep_alive_does_not_extend_the_idle_limit(idle_server: Served) -> None:
     """A `state` message every half second kept a session forever; the idle limit counts from the last
     reset or step, so the session closes at --idle-seconds whatever else it sends."""
@@ -158,6 +160,7 @@ ws_cap_server = server_fixture("wscap", ["--trusted-proxies", "", "--rate-loopba
                                           "--max-sessions-per-client", "16"])
 
 
+@pytest.mark.slow
 def test_websockets_count_toward_the_connection_cap(ws_cap_server: Served) -> None:
     """WebSockets did not count toward --max-connections-per-client: an address held any number of
     sockets that way. Now its fourth connection is refused while three WebSockets are open."""
@@ -207,6 +210,7 @@ def test_a_token_has_its_own_rate_by_default(token_server: Served) -> None:
     assert statuses[:2] == [200, 200] and statuses.count(429) >= 20
 
 
+@pytest.mark.slow
 def test_many_fresh_addresses_share_one_clients_rate(newcomer_server: Served) -> None:
     """Each address had its own full burst, so one call from each of many addresses was never limited.
     Now addresses not seen lately share one client's bucket: past its burst, a newcomer waits its turn
@@ -346,6 +350,7 @@ def local_client(address: str) -> httpx.Client:
     return httpx.Client(transport=httpx.HTTPTransport(local_address=address), timeout=30)
 
 
+@pytest.mark.slow
 def test_forwarded_addresses_count_only_from_a_trusted_proxy(behind_proxy: tuple[Served, str]) -> None:
     """Through the proxy (trusted) each client has its own bucket; a client reaching the server
     directly cannot buy fresh buckets with a forged X-Forwarded-For."""
@@ -357,6 +362,7 @@ def test_forwarded_addresses_count_only_from_a_trusted_proxy(behind_proxy: tuple
         assert forged == [200, 200, 200, 429]  # one bucket: its socket's address, whatever it claims
 
 
+@pytest.mark.slow
 def test_sessions_per_client_behind_a_trusted_proxy(behind_proxy: tuple[Served, str]) -> None:
     """The session cap counts each forwarded client: one behind the proxy cannot take the others' places."""
     _, proxy_url = behind_proxy

@@ -27,6 +27,10 @@ SURGES = [{"start_minute": i * 0.1, "end_minute": i * 0.1 + 0.05, "multiplier": 
 SHIFTS = [{"at_minute": i * 0.04, "resolver": 1 + i % 3} for i in range(10_000)]
 
 
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("serve_hygiene")
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     log = tmp_path_factory.mktemp("hygiene") / "server.log"

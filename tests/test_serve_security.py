@@ -38,6 +38,10 @@ RUNAWAY = {  # no resolver turn ever comes: before the budget, this reset simula
 SECRET_LINE = "csr-marl-secret-line: 1234"
 
 
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("serve_security")
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     log = tmp_path_factory.mktemp("secure") / "server.log"

@@ -122,6 +122,7 @@ def test_staff_by_interval_command(tmp_path) -> None:
     assert bad.exit_code == 2 and 'service_level>=0.8' in bad.output
 
 
+@pytest.mark.slow
 def test_pilot_handle_time_and_offered_load_carry_no_end_of_day_bias() -> None:
     # 10-minute exponential calls, 50 Erlangs, a 4-hour day that ends with ~50 calls in service. Counting
     # those as whole services put the mean ~10 standard errors low (9.54); completed services only do not.

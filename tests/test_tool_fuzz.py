@@ -47,6 +47,10 @@ names = st.one_of(st.sampled_from(TOOL_NAMES), st.text(max_size=20), scalars, st
 arguments = st.one_of(values, json_texts, st.dictionaries(keys, values, max_size=4))
 
 
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("tool_fuzz")
+
+
 @pytest.fixture(scope="module")
 def session() -> TextSession:
     text = TextSession("tasks/resolve", seed=1, roles=("resolver",))

@@ -23,6 +23,10 @@ from csr_marl.train.evaluation import play_episode
 SHORT_CLASSIFY = {"horizon_minutes": 60}
 
 
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("train")
+
+
 def test_missing_extra_names_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "tianshou", None)  # import tianshou -> ImportError
     with pytest.raises(TrainingUnavailable, match=r"csr-marl\[train\]"):

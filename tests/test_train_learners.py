@@ -21,6 +21,10 @@ SHORT_CLASSIFY = {"horizon_minutes": 60}
 TINY = dict(steps=300, envs=2, episodes_per_update=2, eval_points=1, eval_episodes=1, hidden=32, batch_size=64)
 
 
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("train_learners")
+
+
 def test_config_checks_the_new_options():
     with pytest.raises(ValueError, match="unknown role 'triager'"):
         TrainConfig(scenario="standard_day", steps=10, init_from={"triager": "x.pt"})
@@ -141,6 +145,7 @@ def source(tmp_path_factory):
     return train(config, tmp_path_factory.mktemp("classify"), plot=False)
 
 
+@pytest.mark.slow
 def test_central_critic_reads_observation_and_state_and_its_checkpoint_plays(tmp_path):
     need("torch")
     need("tianshou")
@@ -231,6 +236,7 @@ def test_an_evaluation_copy_plays_as_the_checkpoint_does_and_seeds_a_curriculum(
     assert not (tmp_path / "x.pt").exists()
 
 
+@pytest.mark.slow
 def test_a_frozen_role_keeps_its_curriculum_weights_while_the_others_learn(source, tmp_path):
     import torch
 

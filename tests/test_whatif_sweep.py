@@ -24,6 +24,10 @@ from csr_marl.whatif import (
 SHORT = {"horizon_minutes": 120, "warmup_minutes": 0}
 
 
+# One worker runs this module, so its module-scoped fixtures are built once.
+pytestmark = pytest.mark.xdist_group("whatif_sweep")
+
+
 def small_study(**changes):
     options = {"replications": 3, "overrides": SHORT, **changes}
     return sweep_study("mmc", ["staffing.resolver=4..5"], **options)
