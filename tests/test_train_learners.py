@@ -172,6 +172,7 @@ def test_central_critic_reads_observation_and_state_and_its_checkpoint_plays(tmp
     assert math.isfinite(play_episode(policy.scenario, policy, 1).team_return)
 
 
+@pytest.mark.slow
 def test_init_from_gives_the_source_greedy_actions_on_the_same_observations(source):
     import torch
 
