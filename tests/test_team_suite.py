@@ -20,7 +20,6 @@ def test_kendall_tau_counts_agreeing_and_disagreeing_pairs() -> None:
     assert kendall_tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
 
 
-@pytest.mark.slow
 def test_the_team_reward_orders_teams_as_the_manager_on_short_written_staffing_days() -> None:
     run = run_suite("standard_day", range(20), FAST_TEAMS, {"horizon_minutes": 360})
     assert len(run.returns) >= 10
