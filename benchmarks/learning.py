@@ -571,7 +571,8 @@ def target_check(task: str, summary: dict) -> dict:
         for m in PAIRED
     )
     if "classes" not in paired:
-        guard = "by priority and tier: not scored"
+        guard = (f"urgent and enterprise outcomes not yet compared day by day, so not met "
+                 f"(`--rescore --tasks {task} --held-out-only` adds them)")
     else:
         guard = ("worse beyond noise on " + ", ".join(worse)) if worse else "no urgent or enterprise KPI worse beyond noise"
     met = all(checks.values()) and not worse and "classes" in paired
