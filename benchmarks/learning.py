@@ -253,8 +253,13 @@ def day_history(day: dict) -> list[str]:
         f"{role} {team['team_return']['mean'] - trained['team_return']['mean']:+.1f}" for role, team in day["swaps"].items()
     )
     verdict = "won" if day["target"]["met"] else "not won"
+    scored_on = day.get("reward", {}).get("scored_on", "v4")
+    if scored_on != REWARD["scored_on"]:  # the earlier target: intervals apart, not the paired one above
+        verdict = f"was {verdict} by the {scored_on} reward's earlier target (intervals apart, not paired)"
+    else:
+        verdict = f"is {verdict}"
     return [
-        f"How standard_day's recipe was found, and why it is {verdict} (held-out, 20 episodes per checkpoint, the "
+        f"How standard_day's recipe was found, and why it {verdict} (held-out, 20 episodes per checkpoint, the "
         "same seeds as the baselines; each run on one core). "
         + ("The figures of the earlier recipes were measured with the v4 reward; those of the committed recipe "
            f"with the {day['reward']['scored_on']} reward:" if day.get("reward", {}).get("scored_on", "v4") != "v4" else
