@@ -305,6 +305,11 @@ def test_init_from_refuses_a_role_the_checkpoint_or_scenario_lacks(source, tmp_p
     missing = TrainConfig(scenario="tasks/resolve", init_from={"resolver": "no/such.pt"}, **TINY)
     with pytest.raises(FileNotFoundError, match=r"init_from\[resolver\]: no checkpoint file"):
         train(missing, tmp_path / "c", plot=False)
+    # Text weights go by feature name: onto another hashing, text_i would name other n-grams.
+    rehashed = TrainConfig(scenario="standard_day", overrides={"horizon_minutes": 45, "observation.text_features": 64},
+                           init_from={"triage": str(source.checkpoint)}, **TINY)
+    with pytest.raises(CheckpointError, match="hashes the text into 32 features of words, this scenario into 64"):
+        train(rehashed, tmp_path / "d", plot=False)
     assert not any((tmp_path / name).exists() for name in "abc")  # refused before the output folder is made
 
 

@@ -107,6 +107,7 @@ class Layout:
         self.uniform = uniform
         self.queue_slots = scenario.observation.queue_slots
         self.text_features = scenario.observation.text_features
+        self.text_chars = scenario.observation.text_chars  # with text_features, how text_i is hashed
         self.fact_index = dict(bank.fact_encoding)
         fact_names = [f"{k}={v}" for (k, v), _ in sorted(self.fact_index.items(), key=lambda kv: kv[1])]
         self.ticket_block = TicketBlock(self.text_features, fact_names)

@@ -5,7 +5,9 @@ A triage trained on ``tasks/classify`` reads 116 features; on ``standard_day`` t
 column of the first layer goes to the feature of the same name (a feature the source never saw
 gets a zero column, one it saw that is gone here is dropped), the hidden layers are copied as they
 are (the widths must match), and each row of the output layer goes to the action of the same name
-(padding actions, never legal, get zero rows). On the observations of the new task, with every
+(padding actions, never legal, get zero rows). The text features are copied by name too, so the
+source and the new task must hash the text alike (``observation.text_features`` and ``text_chars``).
+On the observations of the new task, with every
 feature the source did not have at 0, the copied actor gives the source's logits.
 
 The critic is copied the same way, its inputs named as the observation followed by ``state:NAME``
@@ -46,6 +48,12 @@ def init_role(role: str, source_path: str | Path, actor: RoleActor, critic: Role
         )
     features, actions, state_names = layout.feature_names(role), layout.action_names(role), layout.state_names
     source_layout = observation_layout(source.scenario())
+    hashing = (source_layout.text_features, source_layout.text_chars), (layout.text_features, layout.text_chars)
+    if hashing[0] != hashing[1]:  # text_i would name another bucket of n-grams: copying by name would mislead
+        raise CheckpointError(
+            f"init_from: checkpoint {source_path} hashes the text into {_hashing(*hashing[0])}, this scenario into "
+            f"{_hashing(*hashing[1])}: set observation.text_features and observation.text_chars as the checkpoint's"
+        )
     source_features = source.layout[role]
     copy_by_name(
         source.actor.roles[role], actor.roles[role], source_features, features,
@@ -58,6 +66,10 @@ def init_role(role: str, source_path: str | Path, actor: RoleActor, critic: Role
         critic_inputs(source_features, source_layout.state_names, source.critic.state_size),
         critic_inputs(features, state_names, critic.state_size), VALUE, VALUE, f"init_from[{role}] critic",
     )
+
+
+def _hashing(features: int, chars: tuple[int, int] | None) -> str:
+    return f"{features} features of words" + (f" and character {chars[0]}-{chars[1]}-grams" if chars else "")
 
 
 def copy_by_name(
