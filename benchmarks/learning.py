@@ -201,13 +201,14 @@ def gap(summaries: dict[str, dict]) -> str:
             + (f"; paired on the same days, trained minus `{s['paired']['baseline']}`: team return "
                f"{_signed(s['paired']['team_return']['mean'])} [{_signed(s['paired']['team_return']['low'])}, "
                f"{_signed(s['paired']['team_return']['high'])}]" if s.get("paired") else "")
-            + ("" if s.get("from_checkpoints") else " (trained rows from an earlier round's run: 256 word features, "
-               "no warm start, scored with that round's rewards, before scoring v2 counted triage against chance: "
+            + ("" if s.get("from_checkpoints") else " (trained rows from an earlier run: 256 word features, "
+               "no warm start, scored with that run's rewards, before scoring v2 counted triage against chance: "
                "not comparable with the baselines scored now, so this verdict says nothing until the task is "
                "retrained)") + "."
         )
     if "text_classifier" in summaries.get("classify", {}).get("baselines", {}):
-        lines += ["", classify_ceiling(summaries["classify"])]
+        ceiling = classify_ceiling(summaries["classify"])
+        lines += ["", ceiling] if ceiling else []
     day = summaries.get("standard_day")
     if day is not None and "swaps" not in day and "swaps" in day.get("earlier", {}):
         day = {**day["earlier"], "reward": {"scored_on": day["earlier"]["reward"]}}
@@ -220,17 +221,17 @@ def classify_ceiling(summary: dict) -> str:
     the trained triage and the classifier."""
     best = summary["baselines"]["text_classifier"]["held-out"]
     trained = summary["trained"]["held-out"]
+    text = summary.get("text", OLD_TEXT)
     probe_path = RESULTS / "observation_probe.json"
-    if summary.get("text") != TEXT or not probe_path.is_file():
-        return ("What the observation supports: a logistic regression with the **true** labels on the 1024-feature "
-                "observation these checkpoints read reaches held-out category accuracy 0.810 and priority 0.657, "
-                f"against the classifier's {best['triage_accuracy']['mean']:.3f} and "
-                f"{best['triage_priority_accuracy']['mean']:.3f}.")
-    probe = json.loads(probe_path.read_text())
-    row = max((r for r in probe["probes"] if r["text_features"] == TEXT["observation.text_features"]
-               and r["text_chars"] == TEXT["observation.text_chars"]), key=lambda r: r["category"])
+    probe = json.loads(probe_path.read_text()) if probe_path.is_file() else {"probes": []}
+    rows = [r for r in probe["probes"] if r["text_features"] == text["observation.text_features"]
+            and r["text_chars"] == text.get("observation.text_chars")]
+    if not rows:
+        return ""
+    row = max(rows, key=lambda r: r["category"])
     return (
-        "What the observation supports: a logistic regression with the **true** labels on the 4096-feature "
+        "What the observation supports: a logistic regression with the **true** labels on the "
+        f"{text['observation.text_features']}-feature "
         f"observation the triage reads reaches held-out category accuracy {row['category']:.3f} and priority "
         f"{row['priority']:.3f}, against the tuned classifier's {probe['classifier']['category']:.3f} and "
         f"{probe['classifier']['priority']:.3f} on the same {probe['held_out_tickets']:,} held-out tickets "
@@ -569,12 +570,7 @@ def target_check(task: str, summary: dict) -> dict:
                 "wording": f"{head}: not scored day by day (`--rescore` pairs the committed checkpoints with `{best}`)"}
     checks = {metric: paired[metric]["low"] > 0 for metric in PAIRED}
     worse = worse_classes(paired.get("classes", {}))
-    said = "; ".join(
-        f"{'team return' if m == 'team_return' else 'manager' + chr(39) + 's score'} "
-        f"{_signed(paired[m]['mean'], '$' if m == 'manager_score' else '')} [{_signed(paired[m]['low'], '$' if m == 'manager_score' else '')}, "
-        f"{_signed(paired[m]['high'], '$' if m == 'manager_score' else '')}] ({'above 0' if checks[m] else 'not above 0'})"
-        for m in PAIRED
-    )
+    said = "; ".join(_paired_words(m, paired[m], checks[m]) for m in PAIRED)
     if "classes" not in paired:
         guard = (f"urgent and enterprise outcomes not yet compared day by day, so not met "
                  f"(`--rescore --tasks {task} --held-out-only` adds them)")
@@ -586,6 +582,13 @@ def target_check(task: str, summary: dict) -> dict:
         "wording": f"{head}, against `{best}` on {paired['team_return']['days']} days x "
                    f"{paired['team_return']['checkpoints']} checkpoints: {said}; {guard}",
     }
+
+
+def _paired_words(metric: str, d: dict, above: bool) -> str:
+    """``team return +3.4 [+2.0, +4.7] (above 0)``, or the manager's score in dollars."""
+    name, unit = ("manager's score", "$") if metric == "manager_score" else ("team return", "")
+    return (f"{name} {_signed(d['mean'], unit)} [{_signed(d['low'], unit)}, {_signed(d['high'], unit)}] "
+            f"({'above 0' if above else 'not above 0'})")
 
 
 def worse_classes(classes: dict) -> list[str]:
@@ -804,7 +807,7 @@ def markdown(summaries: dict[str, dict], command: str, wall_minutes: float | Non
                  "rows as that run scored them (its checkpoints are not in the repository)")
         lines += [f"## {task}", "", f"Training: `{_config_line(config)}`, text `{_config_line(text)}`" + (
             f", curriculum `{', '.join(f'{r} <- {src}' for r, src in curriculum.items())}` (same seed)" if curriculum else ""
-        ) + f"; seeds {', '.join(map(str, s.get('seeds', SEEDS)))}. Trained {s.get('trained_at', 'in an earlier round')}; "
+        ) + f"; seeds {', '.join(map(str, s.get('seeds', SEEDS)))}. Trained {s.get('trained_at', 'in an earlier run')}; "
         f"{whose}.", ""]
         lines += table(task, s)
         verdict = "**met**" if s["target"]["met"] else "**missed**"

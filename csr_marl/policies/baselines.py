@@ -47,7 +47,7 @@ class ClassifierSettings:
     def label(self) -> str:
         chars = f", chars {self.char_ngrams[0]}-{self.char_ngrams[1]}" if self.char_ngrams else ""
         return (f"{self.tickets} tickets, words {self.word_ngrams[0]}-{self.word_ngrams[1]}{chars}, "
-                f"C category {self.c_category:g} / priority {self.c_priority:g} / issue {self.c_template:g}")
+                f"C category {self.c_category:g} / priority {self.c_priority:g} / issue model {self.c_template:g}")
 
 
 UNTUNED = ClassifierSettings()  # the first settings (committed before the search; kept to compare)
