@@ -2,9 +2,9 @@
 scored on train and held-out tickets beside the non-RL baselines (random, heuristic, declared_labels,
 text_classifier).
 
-Three seeds per task (five on `standard_day`), each run within its CPU budget (10 minutes on `classify`
-and `resolve`, 30 on `standard_day`), two runs at a time. `classify` and `resolve` run first: `standard_day` starts its
-triage from the same seed's classify checkpoint and its resolvers from resolve's (curriculum), with a
+Three seeds per task, each run within its CPU budget (10 minutes on `classify` and `resolve`, 30 on
+`standard_day`), two runs at a time. `standard_day` starts its resolvers from the same seed's committed
+`resolve` checkpoint (curriculum; trained first when `resolve` runs in the same command), with a
 centralised critic and semi-MDP discounting. Every trained team is then scored exactly as the
 baselines are -- 20 episodes, episode e with SeedSequence(0, spawn_key=(e,)), the core's team return
 and KPIs -- on `tickets.split: train` and on `tickets.split: test` (held-out templates and wordings).
@@ -17,7 +17,7 @@ Regenerates
 and keeps the runs (checkpoints, curves) under runs/learning/:
 
     python benchmarks/learning.py --write               # everything: about 100 minutes on two cores (estimated)
-    python benchmarks/learning.py --tasks standard_day --write  # its 5 seeds and their curriculum sources
+    python benchmarks/learning.py --tasks standard_day --write  # its 3 seeds, from the committed resolve checkpoints
     python benchmarks/learning.py --tasks classify resolve --workers 1 --write
     python benchmarks/learning.py --scale 0.02 --seeds 0 --tasks classify --workers 1  # smoke test: steps x 0.02
 
@@ -117,7 +117,6 @@ TASKS: dict[str, dict] = {
             freeze_roles=["triage"],
         ),
         "curriculum": {"resolver": "resolve"},
-        "seeds": (0, 1, 2, 3, 4),
         "budget_minutes": 30,
         "target": ("beats_strongest", None),
         "kpis": ("resolution_rate", "abandonment_rate"),
@@ -370,29 +369,40 @@ def finished_run(out_dir: Path, config: TrainConfig):
     return run if recorded.model_dump(mode="json") == config.model_dump(mode="json") else None
 
 
-def run_one(task: str, seed: int, scale: float, resume: bool = False, keep: bool = False) -> dict:
+def curriculum_source(source: str, seed: int, trained_now: bool, keep: bool) -> Path:
+    """The checkpoint a curriculum role starts from: the source task's committed checkpoint of the same
+    seed (the one its page reports), or, when the source was trained in this command without ``--write``,
+    that run's own checkpoint."""
+    return checkpoint_of(source, seed) if trained_now and not keep else kept_checkpoint(source, seed)
+
+
+def run_one(task: str, seed: int, scale: float, resume: bool = False, keep: bool = False,
+            trained_now: frozenset = frozenset()) -> dict:
     """Train one seed of a task (or, with ``resume``, take the finished run of the same config already on
     disk), then score its checkpoint on both splits (runs in a worker). ``keep``: also replace the
-    committed evaluation copy of its checkpoint (``--write``)."""
+    committed evaluation copy of its checkpoint (``--write``). ``trained_now``: the (task, seed) runs of
+    this command, for the curriculum's source."""
     from csr_marl.train import train
 
-    curriculum = {role: str(checkpoint_of(source, seed)) for role, source in TASKS[task].get("curriculum", {}).items()}
+    curriculum = {role: str(curriculum_source(source, seed, (source, seed) in trained_now, keep))
+                  for role, source in TASKS[task].get("curriculum", {}).items()}
     config = TrainConfig(**scaled(task, scale), overrides=overrides("train"), init_from=curriculum, seed=seed)
     out_dir = RUNS / f"{task}_s{seed}"
     run = (finished_run(out_dir, config) if resume else None) or train(config, out_dir)
-    if keep and seed in seeds_of(task):  # a curriculum source's extra seed is not one of the task's rows
+    record = {
+        "task": task, "seed": seed, "scale": scale, "config": config.model_dump(mode="json"),
+        "cpu_seconds": run.cpu_seconds, "curve": run.curve,
+    }
+    if keep:  # the rescore that follows scores the committed copy (the same play): not scored twice
         keep_checkpoint(run.checkpoint, kept_checkpoint(task, seed))
+        (RUNS / f"{task}_s{seed}" / "evaluation.json").write_text(json.dumps(record))
+        return record
     started = time.process_time()
-    evaluation = {
+    record["evaluation"] = {
         column: _estimates(evaluate_trained(run.checkpoint, overrides=overrides(split), episodes=EPISODES))
         for column, split in SPLITS.items()
     }
-    per_episode = (time.process_time() - started) / (EPISODES * len(SPLITS))
-    record = {
-        "task": task, "seed": seed, "scale": scale, "config": config.model_dump(mode="json"),
-        "cpu_seconds": run.cpu_seconds, "eval_cpu_seconds_per_episode": per_episode, "curve": run.curve,
-        "evaluation": evaluation,
-    }
+    record["eval_cpu_seconds_per_episode"] = (time.process_time() - started) / (EPISODES * len(SPLITS))
     if "curriculum" in TASKS[task]:
         record["swaps"] = {role: swapped_role(task, run.checkpoint, role) for role in _staffed(run.checkpoint)}
     (RUNS / f"{task}_s{seed}" / "evaluation.json").write_text(json.dumps(record))  # NaN kept for undefined KPIs
@@ -526,11 +536,12 @@ def summarise(task: str, records: list[dict], reference: dict[str, dict]) -> dic
     def team(pick) -> dict:
         return {metric: over_seeds(metric, [float(pick(r)[metric]["mean"]) for r in records]) for metric in metrics}
 
-    trained = {column: team(lambda r, c=column: r["evaluation"][c]) for column in SPLITS}
+    scored = all("evaluation" in r for r in records)  # else (--write) the rescore that follows scores them
+    trained = {column: team(lambda r, c=column: r["evaluation"][c]) for column in SPLITS} if scored else {}
     summary = {
         "trained": trained, "baselines": reference, "kpis": list(TASKS[task]["table"]),
         "cpu_minutes": [r["cpu_seconds"] / 60 for r in records],
-        "eval_cpu_seconds_per_episode": [r["eval_cpu_seconds_per_episode"] for r in records],
+        "eval_cpu_seconds_per_episode": [r["eval_cpu_seconds_per_episode"] for r in records] if scored else [],
         "scale": records[0].get("scale", 1.0),
         "seeds": [r["seed"] for r in records],
         "trained_at": now(),
@@ -541,7 +552,7 @@ def summarise(task: str, records: list[dict], reference: dict[str, dict]) -> dic
         "from_checkpoints": all(kept_checkpoint(task, r["seed"]).is_file() for r in records),
         "reward": dict(REWARD),
     }
-    if "curriculum" in TASKS[task]:
+    if "curriculum" in TASKS[task] and scored:
         roles = list(records[0]["swaps"])
         summary["swaps"] = {role: team(lambda r, role=role: r["swaps"][role]) for role in roles}
         summary["swapped_to"] = SWAP_TO
@@ -893,10 +904,11 @@ def run_jobs(jobs: list[tuple[str, int]], workers: int, scale: float, resume: bo
     prerequisites (the same seed's curriculum sources, when they are among the jobs) are done."""
     pending = schedule(jobs)
     needs = {job: {(src, job[1]) for src in TASKS[job[0]].get("curriculum", {}).values()} & set(jobs) for job in jobs}
-    for job in jobs:  # a source not among the jobs must be on disk already
+    for job in jobs:  # a source not among the jobs must be committed already
         for source in TASKS[job[0]].get("curriculum", {}).values():
-            if (source, job[1]) not in jobs and not checkpoint_of(source, job[1]).is_file():
-                raise SystemExit(f"{job[0]} seed {job[1]} starts from {checkpoint_of(source, job[1])}: train {source} first")
+            if (source, job[1]) not in jobs and not kept_checkpoint(source, job[1]).is_file():
+                raise SystemExit(f"{job[0]} seed {job[1]} starts from {kept_checkpoint(source, job[1])}: "
+                                 f"train {source} seed {job[1]} first (--tasks {source} --seeds {job[1]} --write)")
     done: set[tuple[str, int]] = set()
     records = []
     running = {}
@@ -904,19 +916,36 @@ def run_jobs(jobs: list[tuple[str, int]], workers: int, scale: float, resume: bo
         while pending or running:
             for job in [j for j in pending if needs[j] <= done][: workers - len(running)]:
                 pending.remove(job)
-                running[pool.submit(run_one, *job, scale, resume, keep)] = job
+                running[pool.submit(run_one, *job, scale, resume, keep, frozenset(jobs))] = job
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 record = future.result()
                 done.add(running.pop(future))
                 records.append(record)
-                print(f"{record['task']} seed {record['seed']}: held-out team return "
-                      f"{record['evaluation']['held-out']['team_return']['mean']:.2f} "
-                      f"in {record['cpu_seconds'] / 60:.1f} CPU minutes", flush=True)
+                held = (f"held-out team return {record['evaluation']['held-out']['team_return']['mean']:.2f}, "
+                        if "evaluation" in record else "kept for the rescore, ")
+                print(f"{record['task']} seed {record['seed']}: {held}trained in {record['cpu_seconds'] / 60:.1f} "
+                      "CPU minutes", flush=True)
     return records
 
 
-def rescore(tasks: list[str], held_out_only: bool = False) -> None:
+def in_parallel(calls: list[tuple], workers: int) -> list:
+    """``[function(*arguments) for function, *arguments in calls]``, ``workers`` processes at a time, each
+    on one torch thread (a scored episode is the same on any process: only the wall time changes)."""
+    if workers <= 1:
+        return [function(*arguments) for function, *arguments in calls]
+    with ProcessPoolExecutor(max_workers=workers, initializer=one_thread) as pool:
+        futures = [pool.submit(*call) for call in calls]
+        return [future.result() for future in futures]
+
+
+def timed(function, *arguments) -> tuple:
+    """``function(*arguments)`` and the CPU seconds it took in its process."""
+    started = time.process_time()
+    return function(*arguments), time.process_time() - started
+
+
+def rescore(tasks: list[str], held_out_only: bool = False, workers: int = 1) -> None:
     """Rebuild the page from the committed checkpoints: every trained row scored afresh from
     benchmarks/checkpoints/learning/, the baselines, targets and paired comparisons too; the curves and
     training costs are those the training run recorded in learning.json. Scores in this one process, on
@@ -939,19 +968,26 @@ def rescore(tasks: list[str], held_out_only: bool = False) -> None:
             summary["trained"] = {}
             summary["baselines"] = {}
             summary.pop("swaps", None)
-        scored_baselines, days = baselines(task, columns)
+        # the decomposition (one role at a time handed to SWAP_TO), from the kept checkpoints too
+        roles = (_staffed(kept_checkpoint(task, seeds[0])) if kept and "curriculum" in TASKS[task] and not held_out_only
+                 else [])
+        calls = [(baselines, task, columns), *((timed, score_kept, task, seed, columns) for seed in seeds if kept),
+                 *((swapped_role, task, kept_checkpoint(task, seed), role) for seed in seeds for role in roles)]
+        done = in_parallel(calls, workers)
+        scored_baselines, days = done[0]
         summary["baselines"] = {policy: {**summary["baselines"].get(policy, {}), **rows} for policy, rows in scored_baselines.items()}
         metrics = ("team_return", "manager_score", *TASKS[task]["table"])
         if kept:
-            scored = {seed: score_kept(task, seed, columns) for seed in seeds}
+            scored = {seed: done[1 + i][0] for i, seed in enumerate(seeds)}
+            summary["eval_cpu_seconds_per_episode"] = [done[1 + i][1] / (EPISODES * len(columns)) for i in range(len(seeds))]
             summary["trained"] |= {
                 column: {m: over_seeds(m, [float(scored[s][0][column][m]["mean"]) for s in seeds]) for m in metrics}
                 for column in columns
             }
             days |= {f"{TRAINED} s{seed}": scored[seed][1] for seed in seeds}
-            if "curriculum" in TASKS[task] and not held_out_only:  # the decomposition, from the kept checkpoints too
-                roles = _staffed(kept_checkpoint(task, seeds[0]))
-                swaps = [{role: swapped_role(task, kept_checkpoint(task, seed), role) for role in roles} for seed in seeds]
+            if roles:
+                flat = done[1 + len(seeds):]
+                swaps = [dict(zip(roles, flat[i * len(roles):(i + 1) * len(roles)])) for i in range(len(seeds))]
                 summary["swaps"] = {
                     role: {m: over_seeds(m, [float(sw[role][m]["mean"]) for sw in swaps]) for m in metrics}
                     for role in roles
@@ -1131,7 +1167,8 @@ def main() -> None:
         "--resume", action="store_true",
         help="score a run already in runs/learning/ that finished with the same config instead of retraining it",
     )
-    parser.add_argument("--workers", type=int, default=2, help="runs trained side by side (one CPU each)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="runs trained, or checkpoints scored, side by side (one CPU each)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every step budget (smoke tests)")
     parser.add_argument("--report-only", action="store_true", help="rebuild the page from runs/learning/")
     parser.add_argument(
@@ -1156,7 +1193,7 @@ def main() -> None:
 
     started = time.perf_counter()
     if args.rescore:
-        rescore(args.tasks, args.held_out_only)
+        rescore(args.tasks, args.held_out_only, args.workers)
         return
     if args.render:
         render()
@@ -1164,9 +1201,7 @@ def main() -> None:
     jobs = [(task, seed) for task in args.tasks for seed in seeds_of(task, args.seeds)]
     if args.report_only:
         records = [json.loads((RUNS / f"{t}_s{s}" / "evaluation.json").read_text()) for t, s in jobs]
-    else:  # a curriculum source of a seed the source task does not report on is trained first, if not on disk
-        needed = [(source, seed) for task, seed in jobs for source in TASKS[task].get("curriculum", {}).values()]
-        jobs += [job for job in dict.fromkeys(needed) if job not in jobs and not checkpoint_of(*job).is_file()]
+    else:
         records = run_jobs(jobs, args.workers, args.scale, args.resume, keep=args.write)
     if not (args.write or args.report_only):
         print(f"runs kept under {RUNS}/; the committed checkpoints and benchmarks/results/learning.* are unchanged "
@@ -1201,7 +1236,7 @@ def main() -> None:
         "generated_at": now(), "machine": machine(), "versions": versions(), "wall_minutes": wall, "tasks": summaries,
     })
     if rescoring:
-        rescore(args.tasks)  # the trained rows from the committed checkpoints, paired day by day with the ladder
+        rescore(args.tasks, workers=args.workers)  # the trained rows from the committed checkpoints, paired day by day with the ladder
         summaries = json.loads((RESULTS / "learning.json").read_text())["tasks"]
     else:
         render()
