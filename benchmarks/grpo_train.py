@@ -10,6 +10,10 @@ score of each step's rollouts (the learning curve). Also prints the scripted-age
     python benchmarks/grpo_train.py --memory                          # a server's memory per session
     python benchmarks/grpo_train.py --write                           # regenerate results/grpo.{json,png}
 
+Held-out evaluation (``--eval-seeds``, seeds 10000..): by default on ticket templates and wordings the
+warm start and GRPO never saw (``--held-out templates``: they play the bank's ``tickets.split: train``,
+the evaluation its ``test``); ``--held-out seeds`` plays the whole bank throughout.
+
 Model: by default a tiny Llama and a BPE tokenizer built here from the tasks' text (no download; see
 csr_marl.grpo.tiny), warm-started on scripted first calls so the group's rollouts differ. It shows the
 loop works; it does not learn customer service. ``--model`` loads a local pretrained instruct model
@@ -68,6 +72,10 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--tool-format", choices=TOOL_FORMATS, default="schemas",
                         help="with a fetched model: how the prompt lists the tools: each one's JSON schema (the default) "
                              "or one short signature line each (a payment_failure prompt of 736 tokens instead of 1,087)")
+    parser.add_argument("--held-out", choices=("templates", "seeds"), default="templates",
+                        help="what the held-out evaluation never trained on: ticket templates and wordings (templates, "
+                             "the default: warm start and GRPO on the bank's train split, evaluation on its test split) "
+                             "or only seeds (seeds: the whole bank throughout)")
     parser.add_argument("--demo-seeds", type=int, default=8, help="training seeds (100..) of the warm start's demonstrations")
     parser.add_argument("--eval-seeds", type=int, default=0,
                         help="with --model: held-out seeds (10000..) scored greedily before and after GRPO")
@@ -220,15 +228,43 @@ def freeze_below(model, layers: int) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
+SPLITS = {"templates": ("train", "test"), "seeds": ("all", "all")}  # --held-out: (training split, held-out split)
+
+
+def splits(args: argparse.Namespace) -> tuple[str, str]:
+    """The ticket bank's split the warm start and GRPO play, and the one the held-out evaluation plays."""
+    return SPLITS[args.held_out]
+
+
+def held_out_kind(task: str, held_out: str) -> dict:
+    """What the held-out evaluation of ``task`` holds that training never showed (printed and kept)."""
+    from csr_marl.grpo.backends import held_out_side
+
+    train, test = SPLITS[held_out]
+    if held_out == "seeds":
+        return {"held_out": "seeds", "train_split": train, "test_split": test, "templates": [], "wordings": []}
+    return {"held_out": "templates", "train_split": train, "test_split": test, **held_out_side(task)}
+
+
 def held_out(model, tokenizer, task: str, args: argparse.Namespace) -> dict:
-    """Greedy episodes on the held-out seeds (10000..), with what each score is made of, and their cost."""
+    """Greedy episodes on the held-out seeds (10000..), on the held-out split, with what each score is
+    made of, and their cost."""
     from csr_marl.grpo import demos
 
     began, wall = cpu_seconds(), time.time()
     episodes = demos.episodes(model, tokenizer, task, range(10_000, 10_000 + args.eval_seeds),
                               max_calls=args.max_calls, max_new_tokens=args.eval_tokens,
-                              follow_ups=args.follow_ups)
+                              follow_ups=args.follow_ups, split=splits(args)[1])
     return {"episodes": episodes, "cpu_s": round(cpu_seconds() - began, 1), "wall_s": round(time.time() - wall, 1)}
+
+
+def describe_held_out(kind: dict) -> str:
+    """One line: what the held-out evaluation holds that training never showed."""
+    if kind["held_out"] == "seeds":
+        return "seeds only (the whole bank in training and evaluation: the same templates and wordings)"
+    whole = ", ".join(kind["templates"]) or "none"
+    return (f"ticket templates and wordings (train on tickets.split train, evaluate on test): templates held out "
+            f"whole: {whole}; held-out wordings of {len(kind['wordings'])} more")
 
 
 def train(args: argparse.Namespace, task: str) -> dict:
@@ -240,6 +276,9 @@ def train(args: argparse.Namespace, task: str) -> dict:
     from csr_marl.grpo import demos, environment_factory, task_dataset, tiny
 
     started = time.time()
+    train_split, _ = splits(args)
+    kind = held_out_kind(task, args.held_out)
+    print(f"{task}: held out {describe_held_out(kind)}", flush=True)
     model, tokenizer = model_and_tokenizer(args, task)
     parameters = sum(p.numel() for p in model.parameters())
     if args.train_layers:
@@ -248,7 +287,8 @@ def train(args: argparse.Namespace, task: str) -> dict:
     budget_from = cpu_seconds()
     if args.model and args.warm_start:
         examples = demos.demonstrations(task, range(100, 100 + args.demo_seeds), max_calls=args.max_calls,
-                                        first=args.first_arguments or (), follow_ups=args.follow_ups)
+                                        first=args.first_arguments or (), follow_ups=args.follow_ups,
+                                        split=train_split)
         losses = tiny.warm_start(model, tokenizer, examples, steps=args.warm_start, lr=args.warm_lr, batch_size=2)
         measured["warm_start"] = {"examples": len(examples), "closings": sum(isinstance(c, str) for *_, c in examples),
                                   "steps": args.warm_start, "cpu_s": round(cpu_seconds() - budget_from, 1),
@@ -286,10 +326,10 @@ def train(args: argparse.Namespace, task: str) -> dict:
     grpo_began = cpu_seconds()
     trainer = GRPOTrainer(
         model=model, processing_class=tokenizer, args=config,
-        # training seeds 0..; a group (num_generations rollouts) plays one seed's customer
-        train_dataset=task_dataset(task, range(args.steps * args.prompts)),
+        # training seeds 0.. on the training split; a group (num_generations rollouts) plays one seed's customer
+        train_dataset=task_dataset(task, range(args.steps * args.prompts), split=train_split),
         environment_factory=environment_factory(task, base_url=args.server, max_calls=args.max_calls,
-                                                follow_ups=args.follow_ups),
+                                                follow_ups=args.follow_ups, split=train_split),
         callbacks=callbacks,
     )
     if trainer.ref_model is not None:
@@ -301,7 +341,7 @@ def train(args: argparse.Namespace, task: str) -> dict:
         measured["after"] = held_out(model, tokenizer, task, args)
     logs = [entry for entry in trainer.state.log_history if "reward" in entry]
     run = {
-        "task": task, "parameters": parameters, "steps": args.steps, "steps_done": trainer.state.global_step,
+        "task": task, "held_out": kind, "parameters": parameters, "steps": args.steps, "steps_done": trainer.state.global_step,
         "generations": args.generations, "server": bool(args.server), "wall_s": round(time.time() - started, 1),
         "train_cpu_s": round(cpu_seconds() - budget_from - evaluation_cpu - measured.get("after", {}).get("cpu_s", 0.0), 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),

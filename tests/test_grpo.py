@@ -349,12 +349,14 @@ def test_the_held_out_episodes_say_what_each_score_is_made_of() -> None:
     [ticket] = episode["tickets"]
     assert ticket["reply"] is not None and ticket["reply"] > 0.3 and ticket["resolved"]
     assert "initiate_refund" in ticket["steps"] and ticket["collateral"] == 0
+    assert ticket["needs"] == ticket["needs_done"] == ["initiate_refund"] and ticket["unneeded"] == []
 
     greedy = [c if c["name"] != "initiate_refund" else {"name": "initiate_refund", "arguments": {"amount": 99999.0}}
               for c in calls]
     [episode] = demos.episodes(_Scripted(tokenizer, greedy), tokenizer, "tasks/refund", [10_000], max_calls=4)
     [ticket] = episode["tickets"]
     assert episode["score"] < 0.5 and "initiate_refund" not in ticket["steps"]
+    assert ticket["needs_done"] == [] and ticket["actions"] == ["initiate_refund"]  # too large: not the refund owed
 
 
 @pytest.mark.parametrize(("flags", "says"), [

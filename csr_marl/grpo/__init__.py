@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config.extras import require_modules
+from .backends import split_overrides
 from .environment import ContactCenterToolEnv, environment_class, environment_factory
 
 INSTALL_HINT = "pip install -e \".[grpo]\" (or pip install 'csr-marl[grpo]')"
@@ -38,18 +39,24 @@ def require_grpo_extra() -> None:
     require_modules(("datasets", "tokenizers", "transformers", "trl"), "GRPO training", INSTALL_HINT, GrpoUnavailable)
 
 
-def task_dataset(tasks: str | list[str], seeds: Any, system_prompt: str = SYSTEM_PROMPT) -> Any:
+def task_dataset(tasks: str | list[str], seeds: Any, system_prompt: str = SYSTEM_PROMPT,
+                 split: str | None = None) -> Any:
     """A ``datasets.Dataset`` of rows ``{prompt, task, seed}``, one per task and seed: TRL repeats each
-    row ``num_generations`` times, so a GRPO group plays one customer."""
+    row ``num_generations`` times, so a GRPO group plays one customer. ``split`` (``all``, ``train``
+    or ``test``) adds it to every row: the customers come from that side of the ticket bank's
+    held-out split (without it, the environment's own ``split``)."""
+    if split is not None:
+        split_overrides(split)  # an unknown split fails here, before the training stack loads
     require_grpo_extra()
     from datasets import Dataset
 
     names = [tasks] if isinstance(tasks, str) else list(tasks)
     rows = [(task, int(seed)) for seed in seeds for task in names]
     prompt = [{"role": "system", "content": system_prompt}, {"role": "user", "content": ""}]
-    return Dataset.from_dict({
-        "prompt": [prompt] * len(rows), "task": [t for t, _ in rows], "seed": [s for _, s in rows],
-    })
+    columns = {"prompt": [prompt] * len(rows), "task": [t for t, _ in rows], "seed": [s for _, s in rows]}
+    if split is not None:
+        columns["split"] = [split] * len(rows)
+    return Dataset.from_dict(columns)
 
 
 __all__ = [

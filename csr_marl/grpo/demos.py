@@ -6,7 +6,9 @@ on training seeds and replays its calls through the ``environment_factory`` envi
 example is exactly what TRL shows the model during GRPO: the system prompt, the first decision, then
 the assistant's earlier calls and the tools' results, and the call to learn. :func:`evaluate` plays a
 model on held-out seeds the same way (the tools' schemas from the environment, calls read with the
-tokenizer's chat format) and returns the episode scores.
+tokenizer's chat format) and returns the episode scores. Both take the ``split`` of the ticket bank
+the customers come from (``train`` for the demonstrations and ``test`` for the evaluation: templates
+and wordings the model never saw; ``all``, the default, the whole bank).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import SYSTEM_PROMPT
+from .backends import split_overrides
 from .environment import environment_factory
 
 Example = tuple[list[dict[str, Any]], list[dict[str, Any]], "dict[str, Any] | str"]
@@ -42,7 +45,7 @@ def tool_names(env: Any) -> list[str]:
 
 def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_calls: int = 12,
                    closing: str | None = CLOSING, first: Sequence[str] = (),
-                   follow_ups: str = "full") -> list[Example]:
+                   follow_ups: str = "full", split: str = "all") -> list[Example]:
     """``(messages, tools, call)`` examples: every call ``agent`` makes on ``task`` for ``seeds``, each
     with the conversation before it; then, where the calls ended the episode, ``(messages, tools,
     closing)``: the plain reply that ends the turn after the last tool result (None: no such example).
@@ -51,13 +54,15 @@ def demonstrations(task: str, seeds: Iterable[int], agent: str = "careful", max_
     calls' arguments in the order it was shown). A token's context is everything written before it, so
     the argument written first is the one whose tokens a GRPO group's rollouts share when they agree on
     it: with a per-token loss their opposite advantages then cancel on it exactly, where an argument
-    written after one the rollouts disagree on is pushed up or down with that other argument's credit."""
+    written after one the rollouts disagree on is pushed up or down with that other argument's credit.
+
+    ``split``: the side of the ticket bank's held-out split the customers come from."""
     from ..text.scripted import play
     from ..text.tasks import task_session
 
-    env = environment_factory(task, max_calls=max_calls, follow_ups=follow_ups)()
+    env = environment_factory(task, max_calls=max_calls, follow_ups=follow_ups, split=split)()
     tools = tool_schemas(env)
-    session = task_session(task)
+    session = task_session(task, overrides=split_overrides(split))
     examples: list[Example] = []
     for seed in seeds:
         calls: list[tuple[str, dict[str, Any]]] = []
@@ -105,24 +110,26 @@ def _ordered(arguments: dict[str, Any], first: Sequence[str]) -> dict[str, Any]:
 
 
 def evaluate(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max_calls: int = 4,
-             max_new_tokens: int = 64, follow_ups: str = "full") -> list[float]:
+             max_new_tokens: int = 64, follow_ups: str = "full", split: str = "all") -> list[float]:
     """Greedy episodes of ``model`` on ``task`` for ``seeds`` in the GRPO conversation format; their scores.
     The tokenizer's ``parse_response`` reads the calls (``csr_marl.llm.chat_format.attach_parser``)."""
     return [e["score"] for e in episodes(model, tokenizer, task, seeds, max_calls=max_calls,
-                                         max_new_tokens=max_new_tokens, follow_ups=follow_ups)]
+                                         max_new_tokens=max_new_tokens, follow_ups=follow_ups, split=split)]
 
 
 def episodes(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max_calls: int = 4,
-             max_new_tokens: int = 64, follow_ups: str = "full") -> list[dict[str, Any]]:
+             max_new_tokens: int = 64, follow_ups: str = "full", split: str = "all") -> list[dict[str, Any]]:
     """:func:`evaluate`, with what each episode's score is made of, so a gain can be checked as work:
     ``score``; ``calls`` (the tools named, in order) and ``replies``/``parsed`` (replies made, and those
     that held a call); per ticket the triage ``checks`` (category, priority, route credit), the work
     ``steps`` done right, the judge's ``reply`` grade of the caller's own closing reply (0-0.5; None: no
-    reply of the caller's), ``collateral`` (damaging calls: refunds not owed, needless specialist work) and
-    the ticket's ``grade`` (-1 after damage)."""
+    reply of the caller's), ``collateral`` (damaging calls: refunds not owed, needless specialist work),
+    the ticket's ``grade`` (-1 after damage), its ``template`` and what its case needed of the model
+    (``needs``, ``needs_done``, ``actions``, ``unneeded``: :func:`csr_marl.grpo.cases.case_actions`).
+    ``split``: the side of the ticket bank's held-out split the customers come from."""
     import torch
 
-    env = environment_factory(task, max_calls=max_calls, follow_ups=follow_ups)()
+    env = environment_factory(task, max_calls=max_calls, follow_ups=follow_ups, split=split)()
     tools = tool_schemas(env)
     names = tool_names(env)
     out = []

@@ -10,7 +10,8 @@
     )
 
 TRL builds one environment per generation and calls ``reset(**row)`` with the dataset row (its
-``task`` and ``seed``: every generation of a prompt sees the same customer), appends the returned
+``task`` and ``seed``: every generation of a prompt sees the same customer; a ``split`` too, where the
+row carries one), appends the returned
 text to the prompt, then lets the model call the environment's public methods as tools until it
 stops calling, and finally scores the rollout with ``get_reward()``: the episode score in [-1, 1]
 (:mod:`csr_marl.text.scoring`), which an idle, stalling or boilerplate rollout cannot game.
@@ -23,6 +24,11 @@ the decision again with the tools legal now -- and it costs ``rewards.illegal_ac
 rewards and lowers the episode score's efficiency. Nothing raises, so TRL never counts a failure.
 
 Each rollout may make at most ``max_calls`` calls; the next one ends the episode (truncated).
+
+**Held-out tickets.** ``split`` (``environment_factory(..., split=...)``, or a row's ``split``) draws
+the customers from one side of the ticket bank's held-out split (the scenario key ``tickets.split``:
+``all``, the default, ``train`` or ``test``): train on ``train`` and evaluate on ``test``, and the
+model is judged on ticket templates and wordings it never saw.
 
 **Follow-ups.** After a call the environment answers with the next decision. By default that is the
 whole decision again (``follow_ups="full"``): the ticket, its body and all that was found, some
@@ -42,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from ..text.tasks import task_roles
-from .backends import Backend, InProcess, Remote, Reply
+from .backends import Backend, InProcess, Remote, Reply, split_overrides
 from .tools import tool_mixins
 
 
@@ -52,6 +58,7 @@ class ContactCenterToolEnv:
     task = "tasks/one_ticket"
     max_calls = 12
     follow_ups = "full"
+    split = "all"
 
     def __init__(self, backend: Backend | None = None) -> None:
         self._backend: Backend = backend if backend is not None else InProcess()
@@ -64,12 +71,15 @@ class ContactCenterToolEnv:
 
     def reset(self, **row: Any) -> str:
         """Start an episode of the row's ``task`` (the class's by default) with the row's ``seed``
-        (drawn at random without one); the first decision, as text, to append to the prompt."""
+        (drawn at random without one), its customer drawn from the row's ``split`` of the ticket bank
+        (the class's by default: ``all``); the first decision, as text, to append to the prompt."""
         task = row.get("task") or self.task
         seed = row.get("seed")
         if seed is None:
             seed = int(self._seeds.integers(2**31 - 1))
-        reply = self._backend.start(str(task), int(seed))
+        split = str(row.get("split") or self.split)
+        split_overrides(split)  # an unknown split fails here, in one line
+        reply = self._backend.start(str(task), int(seed), split)
         self._calls, self._over, self._score, self._rewards = 0, False, 0.0, []
         self._shown = reply.text
         return reply.text
@@ -152,16 +162,18 @@ def follow_up(before: str, now: str) -> str:
     return "\n".join([f"Ticket #{subject[1]}, as above; what changed:", *changed, "", lines[-1]])
 
 
-def environment_class(task: str, max_calls: int = 12, follow_ups: str = "full") -> type:
+def environment_class(task: str, max_calls: int = 12, follow_ups: str = "full", split: str = "all") -> type:
     """A :class:`ContactCenterToolEnv` subclass for ``task`` whose public methods are the tools the
     task's roles (:data:`csr_marl.text.tasks.TASK_ROLES`) may use; ``follow_ups``: what a tool's
-    result shows of the next decision ("full", or "brief": see the module's docs)."""
+    result shows of the next decision ("full", or "brief": see the module's docs); ``split``: the
+    side of the ticket bank's held-out split its customers come from, unless a row names one."""
     if follow_ups not in FOLLOW_UPS:
         raise ValueError(f"follow_ups must be one of {', '.join(FOLLOW_UPS)}, got {follow_ups!r}")
+    split_overrides(split)
     played = task_roles(task)
     name = "ContactCenter_" + "_".join(played)
     return type(name, (ContactCenterToolEnv, *tool_mixins(played)),
-                {"task": task, "max_calls": max_calls, "follow_ups": follow_ups})
+                {"task": task, "max_calls": max_calls, "follow_ups": follow_ups, "split": split})
 
 
 def environment_factory(
@@ -171,12 +183,15 @@ def environment_factory(
     colleagues: str = "heuristic",
     max_calls: int = 12,
     follow_ups: str = "full",
+    split: str = "all",
 ) -> Callable[[], ContactCenterToolEnv]:
     """A zero-argument factory for TRL's ``environment_factory``: each call makes one environment of
     ``task``, in this process, or with ``base_url`` a session on a ``csr-marl serve`` server (run it
     with ``--max-sessions`` at least the number of generations per step). ``follow_ups="brief"``
-    keeps tool results short (the module's docs: TRL counts them in ``max_completion_length``)."""
-    cls = environment_class(task, max_calls, follow_ups)
+    keeps tool results short (the module's docs: TRL counts them in ``max_completion_length``).
+    ``split``: ``train`` or ``test`` draws the customers from that side of the ticket bank's held-out
+    split (``all``, the default: the whole bank; a dataset row's ``split`` wins)."""
+    cls = environment_class(task, max_calls, follow_ups, split)
 
     def make() -> ContactCenterToolEnv:
         backend: Backend = Remote(base_url, colleagues) if base_url else InProcess(colleagues)
