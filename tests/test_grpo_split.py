@@ -105,14 +105,15 @@ def replayed(task: str, agent: str, seeds, split: str = "all") -> list[dict]:
     return tickets
 
 
-def test_the_careful_agent_takes_every_needed_action_and_a_reader_that_skips_the_work_none() -> None:
+def test_the_careful_agent_takes_every_needed_action_and_one_that_skips_the_work_none() -> None:
     careful = replayed("tasks/refund", "careful", range(40), "train")
     counts = action_counts(careful)
     assert counts is not None and counts["needing"] >= 10
     assert counts["done"] == counts["needing"] and counts["unneeded"] == 0
     assert all(t["needs"] == ["initiate_refund"] for t in careful if t["needs"])
-    skipping = action_counts(replayed("tasks/refund", "skip_lookups", range(40), "train"))
-    assert skipping == {"needing": counts["needing"], "done": 0, "actions": 0, "unneeded": 0}
+    for agent in ("skip_lookups", "idle"):  # idle never calls: its cases still count, as not done
+        skipping = action_counts(replayed("tasks/refund", agent, range(40), "train"))
+        assert skipping == {"needing": counts["needing"], "done": 0, "actions": 0, "unneeded": 0}, agent
 
 
 def test_refunding_everyone_counts_as_acting_where_the_case_did_not_need_it() -> None:

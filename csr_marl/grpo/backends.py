@@ -70,6 +70,7 @@ class InProcess:
         self._sessions: dict[tuple[str, str], TextSession] = {}
         self._session: TextSession | None = None
         self._tickets: dict[int, Any] = {}  # ticket id -> the ticket, in the order the caller first called on it
+        self._shown: dict[int, Any] = {}  # ticket id -> the ticket, every ticket a decision of the caller's showed
         self._accepted: dict[int, list[str]] = {}  # ticket id -> the caller's accepted calls on it
 
     def start(self, task: str, seed: int, split: str = "all") -> Reply:
@@ -80,12 +81,18 @@ class InProcess:
                 overrides=split_overrides(split),
             )
         self._session = session
-        self._tickets, self._accepted = {}, {}
+        self._tickets, self._shown, self._accepted = {}, {}, {}
         try:
             turn = session.reset(seed=seed)
         except NoTurnError as exc:
             raise ValueError(f"task {task!r}, seed {seed}: {exc}") from None
+        self._note_shown()
         return Reply(turn.text)
+
+    def _note_shown(self) -> None:
+        decision = self._session.decision if self._session is not None else None
+        if decision is not None and decision.ticket is not None:
+            self._shown.setdefault(decision.ticket.id, decision.ticket)
 
     @property
     def session(self) -> TextSession | None:
@@ -102,6 +109,7 @@ class InProcess:
             self._tickets.setdefault(ticket.id, ticket)
             if step.error is None:
                 self._accepted.setdefault(ticket.id, []).append(name)
+        self._note_shown()
         turn = step.turn
         return Reply(
             turn.text if turn is not None else "", step.reward, step.score, step.done, step.terminated,
@@ -117,7 +125,8 @@ class InProcess:
         return session.score
 
     def breakdown(self) -> list[dict[str, Any]]:
-        """The episode's score per ticket (:attr:`TextSession.score_breakdown`), each with the ticket's
+        """The episode's score per ticket (:attr:`TextSession.score_breakdown`), then each ticket the
+        caller was shown and never called on (``acted`` False, grade 0); each with the ticket's
         ``template`` and what the case needed of the caller and what the caller did
         (:func:`csr_marl.grpo.cases.case_actions`)."""
         if self._session is None:
@@ -126,10 +135,13 @@ class InProcess:
         tickets = list(self._tickets.values())
         if len(tickets) != len(scored):  # the score counts the tickets the caller called on, as this does
             return scored
+        idle = {"checks": {}, "steps": [], "reply": None, "resolved": False, "collateral": 0, "acted": False, "grade": 0.0}
+        rows = scored + [dict(idle) for id_ in self._shown if id_ not in self._tickets]
+        tickets += [ticket for id_, ticket in self._shown.items() if id_ not in self._tickets]
         roles = self._session.roles
         return [{**row, "template": ticket.template.id,
                  **case_actions(ticket, roles, row, self._accepted.get(ticket.id, []))}
-                for row, ticket in zip(scored, tickets)]
+                for row, ticket in zip(rows, tickets)]
 
 
 class Remote:

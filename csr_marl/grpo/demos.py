@@ -124,7 +124,8 @@ def episodes(model: Any, tokenizer: Any, task: str, seeds: Iterable[int], *, max
     that held a call); per ticket the triage ``checks`` (category, priority, route credit), the work
     ``steps`` done right, the judge's ``reply`` grade of the caller's own closing reply (0-0.5; None: no
     reply of the caller's), ``collateral`` (damaging calls: refunds not owed, needless specialist work),
-    the ticket's ``grade`` (-1 after damage), its ``template`` and what its case needed of the model
+    the ticket's ``grade`` (-1 after damage; a ticket shown and never called on: ``acted`` False, grade
+    0), its ``template`` and what its case needed of the model
     (``needs``, ``needs_done``, ``actions``, ``unneeded``: :func:`csr_marl.grpo.cases.case_actions`).
     ``split``: the side of the ticket bank's held-out split the customers come from."""
     import torch
