@@ -4,6 +4,7 @@ or enterprise outcome bought."""
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -67,3 +68,26 @@ def test_a_class_difference_leaves_out_days_without_contacts_of_the_class():
     assert d["mean"] == pytest.approx(((0.8 - 0.5) + (0.8 - 0.8)) / 2)
     assert d["t_low"] < d["mean"] < d["t_high"]
     assert math.isnan(learning.class_difference([[nan, 0.5]], [0.1, nan])["mean"])  # fewer than two days
+
+
+def test_standard_day_starts_its_resolvers_from_the_committed_resolve_checkpoint_of_the_same_seed():
+    """A clean checkout trains standard_day from the committed resolve checkpoints; only a resolve run of
+    the same command that is not kept (no --write) is used in their place."""
+    assert learning.TASKS["standard_day"]["curriculum"] == {"resolver": "resolve"}
+    assert learning.curriculum_source("resolve", 1, trained_now=False, keep=False) == learning.kept_checkpoint("resolve", 1)
+    assert learning.curriculum_source("resolve", 1, trained_now=True, keep=True) == learning.kept_checkpoint("resolve", 1)
+    assert learning.curriculum_source("resolve", 1, trained_now=True, keep=False) == learning.checkpoint_of("resolve", 1)
+    for seed in learning.seeds_of("standard_day"):
+        assert learning.kept_checkpoint("resolve", seed).is_file(), f"resolve seed {seed} is not committed"
+
+
+def test_scoring_side_by_side_gives_the_figures_of_one_process():
+    """--rescore --workers 2 scores days in worker processes: each day must be the one a single process plays."""
+    scenario = csr_marl.load_scenario("tasks/resolve", learning.overrides("test"))
+    calls = [(learning.day_scores, scenario, "heuristic"), (learning.day_scores, scenario, "random")]
+    alone = learning.in_parallel(calls, workers=1)
+    side_by_side = learning.in_parallel(calls, workers=2)
+    for (row, days), (row2, days2) in zip(alone, side_by_side):
+        assert json.dumps(days, sort_keys=True) == json.dumps(days2, sort_keys=True)  # NaN: a day without the class
+        assert row["team_return"] == row2["team_return"]
+    assert alone[0][1]["team_return"] != alone[1][1]["team_return"]  # two policies, two different days
