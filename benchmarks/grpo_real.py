@@ -159,7 +159,6 @@ def target_line(task: str, run: dict | None, table: dict[str, list[float]] | Non
     """The page's target line for ``task``: the GRPO-trained model against its warm start and against
     the task's policy that skips reading, paired on the same held-out seeds, on the current score.
     ``table``: the suite's scores on the run's seeds (:func:`suite`; played here when not given)."""
-    from csr_marl.text.adversarial import paired
     from csr_marl.text.scoring import SCORING_VERSION
 
     head = f"- Target: GRPO-trained vs warm-started model on {task}, held-out"
@@ -170,17 +169,45 @@ def target_line(task: str, run: dict | None, table: dict[str, list[float]] | Non
     recorded = scoring_version(run)
     if recorded != SCORING_VERSION:
         return f"{head}scored with scoring v{recorded}, not the current v{SCORING_VERSION}: rerun **missed**"
-    before = [e["score"] for e in run["before"]["episodes"]]
-    after = [e["score"] for e in run["after"]["episodes"]]
-    seeds = [e["seed"] for e in run["after"]["episodes"]]
-    if table is None:
-        table = suite(task, seeds, test_split(run))
-    rival = max(SKIP_POLICIES, key=lambda policy: sum(table[policy]))
-    gain, lead = paired(after, before), paired(after, table[rival])
+    rival, gain, lead = paired_figures(run, table)
     met = gain[1] > 0 and lead[1] > 0 and kind == "templates"
     why = "" if kind == "templates" or not (gain[1] > 0 and lead[1] > 0) else " (held out seeds only)"
-    return (f"{head}after - before {_signed(gain)} over {len(after)} seeds; after - `{rival}` {_signed(lead)}"
-            f"{why} **{'met' if met else 'missed'}**")
+    return (f"{head}after - before {_signed(gain)} over {len(run['after']['episodes'])} seeds; after - `{rival}` "
+            f"{_signed(lead)}{why} **{'met' if met else 'missed'}**")
+
+
+def paired_figures(run: dict, table: dict[str, list[float]] | None = None) -> tuple[str, tuple, tuple]:
+    """The rival that skips reading (the better of :data:`SKIP_POLICIES` on the run's held-out seeds), and
+    the paired differences after - before and after - rival (mean, 95% t-interval)."""
+    from csr_marl.text.adversarial import paired
+
+    before = [e["score"] for e in run["before"]["episodes"]]
+    after = [e["score"] for e in run["after"]["episodes"]]
+    if table is None:
+        table = suite(run["task"], [e["seed"] for e in run["after"]["episodes"]], test_split(run))
+    rival = max(SKIP_POLICIES, key=lambda policy: sum(table[policy]))
+    return rival, paired(after, before), paired(after, table[rival])
+
+
+def reached(run: dict, table: dict[str, list[float]]) -> str:
+    """One sentence of the page's summary for a run on the current score: its held-out means before and
+    after, the paired differences, the GRPO steps it bought and what the cases that needed an action got."""
+    from csr_marl.grpo.cases import action_counts
+
+    rival, gain, lead = paired_figures(run, table)
+    mean = {side: sum(e["score"] for e in run[side]["episodes"]) / len(run[side]["episodes"])
+            for side in ("before", "after")}
+    counts = [action_counts(t for e in run[side]["episodes"] for t in e["tickets"]) for side in ("before", "after")]
+    cases = ""
+    if all(counts):
+        first, last = counts
+        cases = (f"; of the {first['needing']} customers whose case needed an action beyond the lookup and the "
+                 f"reply, it was done for {first['done']} before and {last['done']} after, and actions the case did "
+                 f"not need went from {first['unneeded']} to {last['unneeded']}")
+    return (f"`{run['task']}` ({len(run['after']['episodes'])} held-out seeds, {HELD_OUT[held_out_kind(run)]}; "
+            f"{run['steps_done']} GRPO steps in {run['train_cpu_s'] / 60:.0f} CPU-minutes with the warm start): "
+            f"{mean['before']:.3f} to {mean['after']:.3f}, after - before {_signed(gain)}, after - `{rival}` "
+            f"{_signed(lead)}{cases}.")
 
 
 def _signed(stat: tuple[float, float, float]) -> str:
@@ -215,9 +242,10 @@ def _value(setting: object) -> str:
     return " ".join(map(str, setting)) if isinstance(setting, list) else str(setting)
 
 
-# What each kept run shows, from its own figures (the tables above each) and TRL's step logs.
-READING = {
-    "tasks/ticket_classify": (
+# What each kept run shows, from its own figures (the tables above each) and TRL's step logs, keyed by the task
+# and the scoring version the run was recorded under (a rerun on a newer score is read afresh, not with these).
+READING: dict[tuple[str, int], str] = {
+    ("tasks/ticket_classify", 2): (
         "Under scoring v2 the gain over the warm start met the then target by its letter, and the gain is not the "
         "one this run was built for. Its demonstrations "
         "write the call's priority before its category (`--first-arguments priority`; until now the category came "
@@ -247,7 +275,7 @@ READING = {
         "priority credit 0.770 to 0.643. In every run GRPO gave up priority, whatever the argument order, the "
         "temperature, the anchor or the layers trained."
     ),
-    "tasks/payment_failure": (
+    ("tasks/payment_failure", 2): (
         "Missed. With brief follow-ups (`--follow-ups brief`) the rollouts reached the reply: 109.5 tokens and two "
         "calls on average, none cut at the cap, where the first order_status run's (cap 256, full follow-ups, "
         "`probes/tasks_order_status_cap256.json`) ended after their first lookup. But "
@@ -280,29 +308,6 @@ READING = {
         "with text, not a call (32 after GRPO). A 135M model with 16 groups of rollouts did not find the "
         "payment-status rule from the episode score alone."
     ),
-    "tasks/order_status": (
-        "Under scoring v2 the gain over the warm start was real (no target of the current score: rerun), and it "
-        "is work the warm start left undone. The warm start looked the order up and called "
-        "`respond_user` in all 100 held-out episodes, and the tool refused every one of those replies: no reply "
-        "was recorded, no ticket resolved, 0.259. The same warm start rebuilt (loss 1.3689 -> 0.0008 again) shows "
-        "why on the first 5 held-out seeds: it wrote `respond_user` with no arguments, `{}`, as its lookups are "
-        "written, and the tool answered \"missing 1 required positional argument: 'message'\". Its 20 steps of 2 "
-        "saw 40 of the 97 examples, and the empty arguments of the 30 lookups won over the 30 messages. Sampled "
-        "at temperature 1.0, some rollouts wrote a message: TRL counted 41-44% of the rollouts' calls as failed "
-        "over the first 3 steps and 0-7% over the last 9, and rollouts grew from 63 to 100-135 tokens. After 15 "
-        "GRPO steps (14 with rollouts that scored differently) every held-out reply was accepted, the judge "
-        "graded them 0.327 on average, and 73 of 100 tickets were resolved. By what the case needed (the careful "
-        "agent's calls on the same seeds): the 63 customers who needed the lookup and an answer scored 0.300 -> "
-        "0.875 (replies graded 0.411, all 63 resolved); the 20 whose shipping needed updating and the 4 owed a "
-        "refund after the lookup scored 0.150 before and after, their replies graded 0.09 and 0.07. So the model "
-        "learned to write the answer, not to act on what the lookup shows, and the judge does not credit an "
-        "answer that skips the action. It is work, not an exploit: on the same seeds, under scoring v2, the trained "
-        "model was above every policy of the adversarial suite then, the reply-only ones included (`boilerplate`, "
-        "the lookup and a canned reply, 0.486; `echo` 0.311; `universal_reply` 0.292), it made no refund, owed or not, and it "
-        "sits below `careful` (0.870). The first order_status run (full follow-ups and a cap of 256, so the "
-        "rollouts ended after their first lookup; 0.315 -> 0.008 over 25 seeds, refunding 23 customers owed "
-        "nothing) is kept as `probes/tasks_order_status_cap256.json`."
-    ),
 }
 
 
@@ -312,8 +317,8 @@ def _made_by(task: str, settings: dict, note: str) -> list[str]:
             "| held-out, mean [95% CI] | warm-started | GRPO-trained |", "|---|---:|---:|"]
 
 
-def task_section(run: dict) -> tuple[list[str], str]:
-    """The page's section for one task, and its target line."""
+def task_section(run: dict) -> tuple[list[str], str, dict[str, list[float]]]:
+    """The page's section for one task, its target line, and the suite's scores on its held-out seeds."""
     task, s = run["task"], run["settings"]
     before = [e["score"] for e in run["before"]["episodes"]]
     after = [e["score"] for e in run["after"]["episodes"]]
@@ -371,9 +376,9 @@ def task_section(run: dict) -> tuple[list[str], str]:
     beaten = [p for p, stat in table.items() if a[0] > stat[0]]
     lines += ["", f"The GRPO-trained model's mean is above {len(beaten)} of these {len(table)} policies' means"
               + (f" (its v{recorded} mean against their v{SCORING_VERSION} means)." if when else ".")]
-    if task in READING:
-        lines += ["", READING[task]]
-    return lines + [""], target_line(task, run, scores)
+    if (task, recorded) in READING:
+        lines += ["", READING[task, recorded]]
+    return lines + [""], target_line(task, run, scores), scores
 
 
 def test_split(run: dict) -> str:
@@ -506,18 +511,23 @@ GPU_READING = {
         "new habits score less: three lookups and no answer 0.100, a second lookup then the answer 0.150, "
         "against 0.255 for the warm start's lookup and answer. Why GRPO moved there (sampled answers at 1.2 that "
         "score below no answer at all, say) this run does not settle; its rollouts were short (27 tokens on "
-        "average, the cap 256), so they rarely reached an answer with a message. The CPU run above, with brief "
-        "follow-ups and a cap of 576, is where GRPO taught the model to write one."
+        "average, the cap 256), so they rarely reached an answer with a message. The v2 CPU run with brief "
+        "follow-ups and a cap of 576 (`probes/tasks_order_status_v2_seeds.json`) is where GRPO taught the model "
+        "to write one."
     ),
 }
 
 
 def render() -> Path:
+    from csr_marl.text.scoring import SCORING_VERSION
+
     runs = [_load(p) for p in sorted(RUNS.glob("*.json"))]
-    sections, lines = [], {}
+    sections, lines, current = [], {}, []
     for run in runs:
-        body, lines[run["task"]] = task_section(run)
+        body, lines[run["task"]], scores = task_section(run)
         sections += body
+        if scoring_version(run) == SCORING_VERSION:
+            current.append(reached(run, scores))
     targets = [chosen_target(slot, runs, lines) for slot in TARGET_TASKS]
     kept = runs + [_load(p) for p in sorted((RUNS / "probes").glob("*.json"))]
     for path in sorted((RUNS / "gpu").glob("*.json")):
@@ -546,41 +556,58 @@ def render() -> Path:
         "",
         *target_rule(),
         "",
-        "**What was reached.** A real model trained here end to end on a CPU: a warm start, GRPO through "
-        "`environment_factory`, and held-out scores with what each is made of. Under scoring v2 and on held-out "
-        "seeds of the training templates, on two tasks the GRPO-trained model beats its own warm start with intervals apart: `tasks/order_status` "
-        "(0.259 to 0.684 on 100 held-out seeds, in 89 CPU-minutes) and `tasks/ticket_classify` (0.325 to 0.497 on "
-        "200, in 86). Both gains repair what the warm start got wrong, with work the score checks. On "
-        "order_status every warm-started reply came without its message and was refused; GRPO taught the model "
-        "to write one (replies graded 0.327 by the judge, 73 of 100 tickets resolved, above every policy of the "
-        "adversarial suite). On ticket_classify 81 of 200 warm-started calls were refused, and after GRPO none. "
-        "**What was not.** Neither model learned to act on what it found: on order_status the 24 customers whose "
-        "shipping needed updating or who were owed a refund scored 0.150 before and after. Against the earlier "
-        "category-first warm start on ticket_classify, on the same seeds, the trained model is not ahead (the "
-        "task's section), and GRPO gave up priority in every run on that task. On `tasks/payment_failure` GRPO "
-        "gained +0.042 paired, from better-graded replies, with intervals that overlap: the budget bought 10 "
-        "steps. A second try there, with signature lines for the tools, a shorter warm start and two customers a "
-        "step, bought 16 steps and made the replies worse (0.361 to 0.277): neither run learned when a refund is "
-        "owed. Full fine-tuning, no LoRA. The other five tasks were not run. **Found along the way:** TRL counts "
-        "tool results inside `--max-completion` and ends a rollout, silently, where a result would pass it. "
-        "Each result repeated the whole decision (some "
-        "200-290 tokens on a resolver task), so at the earlier cap of 256 every resolver rollout, on the CPU and "
-        "on the GPU, ended after its first call and never reached a reply. `--follow-ups brief` shows only what "
-        "changed on the ticket, and the script warns when the cap would cut the careful agent's own episodes. "
-        "**Cost limits the resolver tasks:** a GRPO step of 8 rollouts costs about 7 CPU-minutes on "
-        "payment_failure with the tools' JSON schemas (745 of the prompt's 1,087 tokens) and 5.2 with signature "
-        "lines (`--tool-format signatures`, 736), against 1.5 on ticket_classify. A larger run on a GPU (groups of "
-        "16, 157 steps; last sections) reached the same held-out decisions as its CPU run on ticket_classify: the "
-        "rollouts stop differing, not the compute. Next: a warm start that teaches when a refund is owed from "
-        "more demonstrations (neither warm start conditioned its refunds on the payment), LoRA, and a lower "
-        "learning rate with warm-up (Adam's first steps move every weight by about the learning rate, whatever "
-        "its gradient).",
+        f"**What was reached on the current score (scoring v{SCORING_VERSION}).** " + (
+            " ".join(current) if current else "No run yet.") + (" " + NOW if current and NOW else ""),
+        "",
+        "**Kept from scoring v2** (held-out seeds of the training templates; these runs count for no target). "
+        "On `tasks/ticket_classify` GRPO moved the held-out score from 0.325 to 0.497 on 200 seeds, by repairing "
+        "calls the warm start wrote with a word from the ticket in place of a category; against an earlier "
+        "category-first warm start on the same seeds it is not ahead, and GRPO gave up priority in every run on "
+        "that task. On `tasks/payment_failure` it gained +0.042 paired, from better-graded replies, with "
+        "intervals that overlap (10 steps); a second try with signature lines and two customers a step made the "
+        "replies worse (0.361 to 0.277), and neither learned when a refund is owed. The earlier order_status run "
+        "(0.259 to 0.684 on 100 seeds: the warm start wrote `respond_user` with no message, and GRPO taught it "
+        "to write one, but the customers owed a refund or a shipping update scored 0.150 before and after) is "
+        "kept as `probes/tasks_order_status_v2_seeds.json`.",
+        "",
+        "**Found along the way:** TRL counts tool results inside `--max-completion` and ends a rollout, "
+        "silently, where a result would pass it. Each result repeated the whole decision (some 200-290 tokens "
+        "on a resolver task), so at the earlier cap of 256 every resolver rollout, on the CPU and on the GPU, "
+        "ended after its first call and never reached a reply. `--follow-ups brief` shows only what changed on "
+        "the ticket, and the script warns when the cap would cut the careful agent's own episodes. **Cost "
+        "limits the resolver tasks:** a GRPO step of 8 rollouts costs about 7 CPU-minutes on payment_failure "
+        "with the tools' JSON schemas (745 of the prompt's 1,087 tokens) and 4-5 with signature lines "
+        "(`--tool-format signatures`, 736), against 1.5 on ticket_classify. A larger run on a GPU (groups of "
+        "16, 157 steps; last sections) reached the same held-out decisions as its CPU run on ticket_classify: "
+        "the rollouts stop differing, not the compute. Full fine-tuning, no LoRA.",
         "",
         *sections,
     ])
     atomic_write(PAGE, text.rstrip() + "\n")
     print(f"wrote {PAGE}")
     return PAGE
+
+
+#: What the runs on the current score show beyond their figures (read from their sections' tables and
+#: TRL's step logs); it follows the computed sentences of the page's summary.
+NOW = (
+    "Neither run meets its target. On order_status the warm start (20 steps of 2 on the train split's 96 "
+    "examples, less than one pass) looked the order up and then wrote a reply with no call, which ends the "
+    "episode with the customer unanswered: 0.255, the lookup's credit alone. GRPO's 9 steps (6 with rollouts "
+    "that scored differently; training reward 0.197 over the first 2 steps, 0.239 over the last 2) left every "
+    "held-out episode as it was. On refund the warm start refunded right after the order lookup, without "
+    "checking the payment, in 48 of 50 held-out episodes: 25 refunds the case did not owe, -0.399. Six GRPO "
+    "steps took the refund away: every held-out episode now checks the order, then the payment, then looks "
+    "one of them up again, and that third call ends it (`--max-calls 3`) before any reply, 0.100 on all 50. "
+    "That is +0.499 paired over the warm start, on wordings it never trained on, and 0.374 below "
+    "`boilerplate`: none of the 25 refunds owed is made and no customer is answered. On the current score, "
+    "then, GRPO learned what costs (a refund not owed takes the episode below 0) faster than what pays (the "
+    "refund owed, the answer), and looking without answering is no exploit: it sits below every policy of "
+    "the suite that answers. Each run had about 50 CPU-minutes for the warm start and GRPO together (the two "
+    "ran side by side on this 2-core machine, one thread each), which bought 9 and 6 steps; a warm start that "
+    "makes at least one pass over its demonstrations, and more steps than that budget, are what these runs "
+    "did not have."
+)
 
 
 def target_rule() -> list[str]:

@@ -804,9 +804,9 @@ def _change(before: float, after: float) -> str:
     return f"{(after - before) / abs(before):+.1%}" if before else "–"
 
 
-def markdown(summaries: dict[str, dict], command: str, wall_minutes: float | None) -> str:
+def markdown(summaries: dict[str, dict], command: str, wall: str = "") -> str:
+    """The page; ``wall``: the sentence on how long the run that made it took (empty: unknown)."""
     info = machine()
-    wall = f" Wall time of the whole run: {wall_minutes:.1f} minutes." if wall_minutes is not None else ""
     lines = [
         "# Learning on held-out tickets: Tianshou PPO against the non-RL baselines",
         "",
@@ -971,6 +971,7 @@ def rescore(tasks: list[str], held_out_only: bool = False, workers: int = 1) -> 
     training costs are those the training run recorded in learning.json. Scores in this one process, on
     one torch thread. ``held_out_only``: the held-out column alone; the train column and the decomposition
     keep their recorded scoring, and the page says with which reward."""
+    started = time.perf_counter()
     one_thread()
     recorded = json.loads((RESULTS / "learning.json").read_text())
     summaries = dict(recorded["tasks"])  # tasks not named keep their rows as they were scored
@@ -1022,7 +1023,8 @@ def rescore(tasks: list[str], held_out_only: bool = False, workers: int = 1) -> 
         summary["scored_by"] = "python benchmarks/learning.py --rescore" + (" --held-out-only" if held_out_only else "")
         summaries[task] = summary
         print(f"{task}: scored", flush=True)
-    write_json(RESULTS / "learning.json", {**recorded, "tasks": summaries})
+    took = {"tasks": list(tasks), "workers": workers, "wall_minutes": round((time.perf_counter() - started) / 60, 2)}
+    write_json(RESULTS / "learning.json", {**recorded, "tasks": summaries, "rescore": took})
     render()
 
 
@@ -1157,7 +1159,7 @@ def render() -> None:
     for task, s in summaries.items():  # every target in today's form, from the recorded paired days
         if s.get("paired"):
             s["target"] = target_check(task, s)
-    text = markdown(summaries, latest[1], recorded.get("wall_minutes"))
+    text = markdown(summaries, latest[1], wall_sentence(recorded, latest[1]))
     text = text.replace(f"Generated {text.split('Generated ', 1)[1].split(' by ', 1)[0]}", f"Generated {latest[0]}", 1)
     lines = [
         f"{task}: scored at {at} by `{by}`, " + (
@@ -1171,6 +1173,17 @@ def render() -> None:
     first_break = text.index("\n\n", text.index("Generated"))
     (RESULTS / "learning.md").write_text(text[:first_break] + note + text[first_break:] + gap(summaries))
     print(f"wrote {RESULTS / 'learning.md'}")
+
+
+def wall_sentence(recorded: dict, command: str) -> str:
+    """How long the run that made the page took: the last ``--rescore`` when the page's latest rows are
+    its (it records its tasks, workers and wall time), else the training run's recorded whole."""
+    rescored = recorded.get("rescore")
+    if rescored and command.startswith("python benchmarks/learning.py --rescore"):
+        return (f" Wall time of the rescore ({', '.join(rescored['tasks'])}; {rescored['workers']} "
+                f"worker{'s' * (rescored['workers'] > 1)}): {rescored['wall_minutes']:.1f} minutes.")
+    wall = recorded.get("wall_minutes")
+    return f" Wall time of the whole run: {wall:.1f} minutes." if wall is not None else ""
 
 
 def _recorded_wall() -> float | None:

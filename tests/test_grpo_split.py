@@ -130,7 +130,7 @@ def test_an_old_record_renders_as_not_counting_for_the_current_score() -> None:
 
     from csr_marl.text.scoring import SCORING_VERSION
 
-    record = grpo_real._load(grpo_real.RUNS / "tasks_order_status.json")  # scored before the key was kept
+    record = grpo_real._load(grpo_real.RUNS / "probes" / "tasks_order_status_v2_seeds.json")  # scored before the key was kept
     line = grpo_real.target_line("tasks/order_status", record)
     assert line.endswith(f"scored with scoring v2, not the current v{SCORING_VERSION}: rerun **missed**")
     assert "(seeds of the training templates)" in line
@@ -159,3 +159,7 @@ def test_a_target_is_met_on_the_current_score_only_past_the_warm_start_and_the_c
     line = grpo_real.target_line("tasks/refund", run("templates", [b + 0.1 for b in before]), table)
     assert line.endswith("**missed**") and "after - `boilerplate` -" in line
     assert grpo_real.target_line("tasks/refund", run("templates", below_canned), table).endswith("**missed**")
+    summary = grpo_real.reached({**run("templates", below_canned), "task": "tasks/refund", "steps_done": 6,
+                                 "train_cpu_s": 3000.0}, table)
+    assert "6 GRPO steps in 50 CPU-minutes" in summary and "after - `boilerplate` -" in summary
+    assert "customers whose case needed" not in summary  # these episodes record no case annotations

@@ -91,3 +91,15 @@ def test_scoring_side_by_side_gives_the_figures_of_one_process():
         assert json.dumps(days, sort_keys=True) == json.dumps(days2, sort_keys=True)  # NaN: a day without the class
         assert row["team_return"] == row2["team_return"]
     assert alone[0][1]["team_return"] != alone[1][1]["team_return"]  # two policies, two different days
+
+
+def test_the_page_says_how_long_the_run_that_scored_its_rows_took():
+    recorded = {"wall_minutes": 34.5, "rescore": {"tasks": ["classify", "resolve"], "workers": 2, "wall_minutes": 3.25}}
+    rescored = learning.wall_sentence(recorded, "python benchmarks/learning.py --rescore")
+    assert rescored == " Wall time of the rescore (classify, resolve; 2 workers): 3.2 minutes."
+    trained = learning.wall_sentence(recorded, "python benchmarks/learning.py --tasks classify --write")
+    assert trained == " Wall time of the whole run: 34.5 minutes."
+    assert learning.wall_sentence({}, "python benchmarks/learning.py --rescore") == ""
+    page = (Path(learning.RESULTS) / "learning.md").read_text().splitlines()[2]
+    committed = json.loads((Path(learning.RESULTS) / "learning.json").read_text())["rescore"]
+    assert f"{committed['wall_minutes']:.1f} minutes." in page and "Wall time of the rescore" in page
