@@ -46,6 +46,7 @@ import json
 import math
 import time
 import warnings
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
@@ -343,7 +344,7 @@ def day_history(day: dict) -> list[str]:
 
 
 # What to try next when a target is missed (shown only for a task that misses).
-WHY_MISSED: dict[str, str] = {
+WHY_MISSED: dict[str, str | Callable[[dict], str]] = {
     "classify": (
         "Why: on classify the triage works alone and nobody acts on its labels, so the manager's score is the same "
         "for any labels (the paired difference above is $0 on every day): no triage can win it, and the target asks "
@@ -355,6 +356,7 @@ WHY_MISSED: dict[str, str] = {
         "the choices that earned it. Next: a shaped step reward for the playbook's required tools, or more "
         "episodes per update."
     ),
+    "standard_day": standard_day_why,  # read from the task's own rows
 }
 
 
@@ -860,7 +862,8 @@ def markdown(summaries: dict[str, dict], command: str, wall: str = "") -> str:
             "",
         ]
         if not s["target"]["met"]:
-            lines += [standard_day_why(s) if task == "standard_day" else WHY_MISSED[task], ""]
+            why = WHY_MISSED[task]
+            lines += [why(s) if callable(why) else why, ""]
     return "\n".join(lines)
 
 

@@ -163,3 +163,14 @@ def test_a_target_is_met_on_the_current_score_only_past_the_warm_start_and_the_c
                                  "train_cpu_s": 3000.0}, table)
     assert "6 GRPO steps in 50 CPU-minutes" in summary and "after - `boilerplate` -" in summary
     assert "customers whose case needed" not in summary  # these episodes record no case annotations
+
+
+def test_each_kept_run_is_read_by_its_own_reading_and_a_rerun_by_none() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import grpo_real
+
+    kept = [grpo_real._load(path) for path in sorted(grpo_real.RUNS.glob("*.json"))]
+    ids = {grpo_real.run_id(run) for run in kept}
+    assert ids == set(grpo_real.READING)  # no reading without its run, no kept run without a reading
+    rerun = {**kept[0], "train_cpu_s": kept[0]["train_cpu_s"] + 1.0}
+    assert grpo_real.run_id(rerun) not in grpo_real.READING
